@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from Go modules
+# into a per-version cache folder, and fetches Istio's CRDs from the istio.io/api module.
+# Idempotent: a version already built is not built again. Prints the bin folder on stdout.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache=${CANARYAPP_CACHE:-$HOME/.cache/canaryapp}
+export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-buildvcs=false
+
+command -v go >/dev/null || { echo "go not found: install Go >= 1.24 (it builds the local control plane)" >&2; exit 1; }
+log() { echo "[control-plane] $*" >&2; }
+
+# Each k8s.io/<staging> module that k8s.io/kubernetes replaces with ./staging/... is replaced here by its
+# published v0.<minor>.<patch>, which is what makes the main module buildable from the proxy.
+build_kubernetes() {
+  local out=$cache/kubernetes-v$KUBERNETES_VERSION
+  [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ] && [ -x "$out/kube-scheduler" ] && [ -x "$out/kube-controller-manager" ] && return
+  log "building Kubernetes v$KUBERNETES_VERSION (first time only; several minutes)"
+  local staging=0.${KUBERNETES_VERSION#1.}
+  local mod; mod=$(go mod download -json "k8s.io/kubernetes@v$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  local work=$cache/work/kubernetes-v$KUBERNETES_VERSION
+  rm -rf "$work"; mkdir -p "$work"
+  {
+    echo "module canaryapp.local/kubernetes-build"
+    echo "go 1.24.0"
+    echo "godebug default=go1.24"
+    echo "require k8s.io/kubernetes v$KUBERNETES_VERSION"
+    grep -E '^\s*k8s.io/[a-z0-9-]+ => \./staging' "$mod" | awk -v v="v$staging" '{print "replace " $1 " => " $1 " " v}'
+  } >"$work/go.mod"
+  local pkgs=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+  (
+    cd "$work"
+    for p in "${pkgs[@]}"; do go get -tool "k8s.io/kubernetes/cmd/$p@v$KUBERNETES_VERSION" >/dev/null; done
+    local ver=v$KUBERNETES_VERSION minor=${KUBERNETES_VERSION#1.}; minor=${minor%%.*}
+    local ld="-s -w"
+    for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      ld+=" -X $pkg.gitVersion=$ver -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+    done
+    mkdir -p "$out.tmp"
+    go build -trimpath -ldflags "$ld" -o "$out.tmp/" "${pkgs[@]/#/k8s.io/kubernetes/cmd/}"
+  )
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
+# etcd's server module replaces its sibling modules with ../ paths; use their published versions instead.
+build_etcd() {
+  local out=$cache/etcd-v$ETCD_VERSION
+  [ -x "$out/etcd" ] && return
+  log "building etcd v$ETCD_VERSION"
+  local work=$cache/work/etcd-v$ETCD_VERSION
+  rm -rf "$work"; mkdir -p "$work"
+  {
+    echo "module canaryapp.local/etcd-build"
+    echo "go 1.24"
+    echo "require go.etcd.io/etcd/server/v3 v$ETCD_VERSION"
+    for m in api/v3 client/pkg/v3 client/v3 pkg/v3; do echo "replace go.etcd.io/etcd/$m => go.etcd.io/etcd/$m v$ETCD_VERSION"; done
+  } >"$work/go.mod"
+  (
+    cd "$work"
+    go get -tool "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" >/dev/null
+    mkdir -p "$out.tmp"
+    go build -trimpath -ldflags "-s -w" -o "$out.tmp/etcd" go.etcd.io/etcd/server/v3
+  )
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
+build_kwok() {
+  local out=$cache/kwok-v$KWOK_VERSION
+  [ -x "$out/kwok" ] && return
+  log "building kwok v$KWOK_VERSION"
+  mkdir -p "$out.tmp"
+  GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@v$KWOK_VERSION"
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
+fetch_istio_crds() {
+  local out=$cache/istio-api-v$ISTIO_API_VERSION
+  [ -s "$out/crds.yaml" ] && return
+  log "fetching Istio CRDs from istio.io/api v$ISTIO_API_VERSION"
+  local dir; dir=$(go mod download -json "istio.io/api@v$ISTIO_API_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  mkdir -p "$out"
+  cp "$dir/kubernetes/customresourcedefinitions.gen.yaml" "$out/crds.yaml.tmp"
+  chmod u+w "$out/crds.yaml.tmp"; mv "$out/crds.yaml.tmp" "$out/crds.yaml"
+}
+
+what=${1:-all}
+case "$what" in
+  kubernetes) build_kubernetes ;;
+  etcd) build_etcd ;;
+  kwok) build_kwok ;;
+  istio) fetch_istio_crds ;;
+  all) fetch_istio_crds; build_etcd; build_kwok; build_kubernetes ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,96 @@
+import type { AnalysisSpec, CanaryAppSpec, MetricCheck, PodSettings, PrometheusConnection, ServiceSpec } from "./types.js";
+
+/** The spec with every default filled: what the controller reasons about. Mirrors the CRD's schema defaults. */
+export interface ResolvedSpec {
+  image: string;
+  imageListenPort: number;
+  replicas: number;
+  testReplicas: number;
+  prometheusQuery: string | undefined;
+  prometheusURL: string | undefined;
+  prometheus: Required<Pick<PrometheusConnection, "timeoutSeconds">> & Pick<PrometheusConnection, "secretRef">;
+  analysis: ResolvedAnalysis;
+  service: Required<Pick<ServiceSpec, "port" | "hosts" | "gateways">>;
+  pod: PodSettings;
+}
+
+export interface ResolvedAnalysis {
+  intervalSeconds: number;
+  /** The weights the secondary goes through, in order; the last one is the highest before promotion. */
+  weights: number[];
+  threshold: number;
+  progressDeadlineSeconds: number;
+  failWhenPrometheusFails: boolean;
+  manualPromotion: boolean;
+  metrics: MetricCheck[];
+}
+
+export const DEFAULTS = {
+  replicas: 1,
+  testReplicas: 1,
+  interval: "30s",
+  stepWeight: 10,
+  maxWeight: 50,
+  threshold: 1,
+  progressDeadlineSeconds: 600,
+  failWhenPrometheusFails: true,
+  manualPromotion: false,
+  servicePort: 80,
+  prometheusTimeoutSeconds: 5,
+} as const;
+
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
+const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/;
+
+/** Parses a Go-style duration ("30s", "1m30s", "500ms") into seconds; throws on anything else. */
+export function parseDurationSeconds(text: string): number {
+  if (!DURATION.test(text)) throw new Error(`invalid duration "${text}": use forms like 30s, 1m, 1m30s`);
+  const unit = { ms: 0.001, s: 1, m: 60, h: 3600 } as const;
+  let total = 0;
+  for (const match of text.matchAll(DURATION_PART)) {
+    total += Number(match[1]) * unit[match[2] as keyof typeof unit];
+  }
+  return total;
+}
+
+/** The weight sequence: the explicit list when given, else stepWeight, 2×stepWeight, … up to maxWeight. */
+export function weightSequence(analysis: AnalysisSpec | undefined): number[] {
+  if (analysis?.stepWeights && analysis.stepWeights.length > 0) return [...analysis.stepWeights];
+  const step = analysis?.stepWeight ?? DEFAULTS.stepWeight;
+  const max = analysis?.maxWeight ?? DEFAULTS.maxWeight;
+  const weights: number[] = [];
+  for (let w = step; w < max; w += step) weights.push(w);
+  weights.push(max);
+  return weights;
+}
+
+export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
+  const analysis = spec.analysis;
+  return {
+    image: spec.image,
+    imageListenPort: spec.imageListenPort,
+    replicas: spec.replicas ?? DEFAULTS.replicas,
+    testReplicas: spec.testReplicas ?? DEFAULTS.testReplicas,
+    prometheusQuery: spec.prometheusQuery,
+    prometheusURL: spec.prometheusURL,
+    prometheus: {
+      timeoutSeconds: spec.prometheus?.timeoutSeconds ?? DEFAULTS.prometheusTimeoutSeconds,
+      ...(spec.prometheus?.secretRef ? { secretRef: spec.prometheus.secretRef } : {}),
+    },
+    analysis: {
+      intervalSeconds: parseDurationSeconds(analysis?.interval ?? DEFAULTS.interval),
+      weights: weightSequence(analysis),
+      threshold: analysis?.threshold ?? DEFAULTS.threshold,
+      progressDeadlineSeconds: analysis?.progressDeadlineSeconds ?? DEFAULTS.progressDeadlineSeconds,
+      failWhenPrometheusFails: analysis?.failWhenPrometheusFails ?? DEFAULTS.failWhenPrometheusFails,
+      manualPromotion: analysis?.manualPromotion ?? DEFAULTS.manualPromotion,
+      metrics: analysis?.metrics ?? [],
+    },
+    service: {
+      port: spec.service?.port ?? DEFAULTS.servicePort,
+      hosts: spec.service?.hosts ?? [],
+      gateways: spec.service?.gateways ?? [],
+    },
+    pod: spec.pod ?? {},
+  };
+}

@@ -1,0 +1,274 @@
+/**
+ * The CanaryApp API in TypeScript: the contract that crds/canaryapp.yaml enforces in the API server.
+ * Optional fields are filled by the schema's defaults on the server; `withDefaults` (defaults.ts) fills
+ * them again in memory so that code never has to guess.
+ */
+
+export const GROUP = "canaryapp.io";
+export const VERSION = "v1alpha1";
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = "CanaryApp";
+export const PLURAL = "canaryapps";
+
+/** The one field manager under which every owned object is server-side applied. */
+export const FIELD_MANAGER = "canaryapp-controller";
+
+/** Labels on every child, so informers can watch only what this controller manages. */
+export const LABELS = {
+  managedBy: "app.kubernetes.io/managed-by",
+  app: "canaryapp.io/app",
+  track: "canaryapp.io/track",
+} as const;
+export const MANAGED_BY_VALUE = "canaryapp";
+
+/** Which of the two Deployments a pod belongs to; also the DestinationRule subset names. */
+export type Track = "primary" | "secondary";
+
+/**
+ * Manual controls that do not touch `spec` (so a GitOps tool sees no drift). Each is one kubectl command:
+ *   kubectl annotate canaryapp NAME canaryapp.io/paused=true          (resume: canaryapp.io/paused-)
+ *   kubectl annotate canaryapp NAME canaryapp.io/promote=now --overwrite
+ *   kubectl annotate canaryapp NAME canaryapp.io/abort=now --overwrite
+ *   kubectl annotate canaryapp NAME canaryapp.io/retry=IMAGE --overwrite
+ * `paused` is a level (it holds while present); promote, abort and retry are requests that the controller
+ * records in status and then removes.
+ */
+export const ANNOTATIONS = {
+  paused: "canaryapp.io/paused",
+  promote: "canaryapp.io/promote",
+  abort: "canaryapp.io/abort",
+  retry: "canaryapp.io/retry",
+} as const;
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string | Date;
+  deletionTimestamp?: string | Date;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export interface CanaryApp {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: CanaryAppSpec;
+  status?: CanaryAppStatus;
+}
+
+export interface CanaryAppSpec {
+  /** The image users want to run. A change starts a test of it on the secondary. */
+  image: string;
+  /** The port the container listens on. */
+  imageListenPort: number;
+  /** Pods of the primary Deployment. */
+  replicas?: number;
+  /** Pods of the secondary Deployment while a test runs. */
+  testReplicas?: number;
+  /** Seed-compatible analysis: a PromQL query whose non-empty result means the new version is failing. */
+  prometheusQuery?: string;
+  /** Prometheus base URL for this app; the controller's default is used when absent. */
+  prometheusURL?: string;
+  prometheus?: PrometheusConnection;
+  analysis?: AnalysisSpec;
+  service?: ServiceSpec;
+  pod?: PodSettings;
+}
+
+export interface PrometheusConnection {
+  /** Timeout for one query. */
+  timeoutSeconds?: number;
+  /**
+   * A Secret in the app's namespace with `token` (bearer) or `username` + `password` (basic auth),
+   * and optionally `ca.crt` (PEM) to verify Prometheus' certificate.
+   */
+  secretRef?: { name: string };
+}
+
+export interface AnalysisSpec {
+  /** Time between two steps, and the window the built-in metrics look at (Go-style duration: 30s, 1m, 1m30s). */
+  interval?: string;
+  /** Weight added to the secondary at each step. */
+  stepWeight?: number;
+  /** Highest weight the secondary gets before promotion. */
+  maxWeight?: number;
+  /** An explicit weight sequence; overrides stepWeight/maxWeight. Strictly increasing, each 1..100. */
+  stepWeights?: number[];
+  /** Failed checks tolerated before rollback (a rollback happens when failed checks reach this number). */
+  threshold?: number;
+  /** Seconds the secondary may take to become Available (and the primary to roll out on promotion). */
+  progressDeadlineSeconds?: number;
+  /** When Prometheus cannot be reached after retries, count a failed check (true) or wait (false). */
+  failWhenPrometheusFails?: boolean;
+  /** When true, the test waits after its last step until `canaryapp.io/promote` is set. */
+  manualPromotion?: boolean;
+  /** Checks with thresholds; built-in Istio metrics when `query` is absent. */
+  metrics?: MetricCheck[];
+}
+
+/** Names of the built-in Istio metrics, scoped to the secondary's workload. */
+export type BuiltinMetric = "request-success-rate" | "request-duration";
+
+export interface MetricCheck {
+  /** A name shown in status and events; `request-success-rate` or `request-duration` select built-ins. */
+  name: string;
+  /**
+   * PromQL returning one number. Templates: {{name}} {{namespace}} {{primary}} {{secondary}} {{service}}
+   * {{interval}}. Required unless `name` is a built-in.
+   */
+  query?: string;
+  /** The value must be >= min. Built-in request-success-rate is a percentage. */
+  min?: number;
+  /** The value must be <= max. Built-in request-duration is the p99 in milliseconds. */
+  max?: number;
+}
+
+export interface ServicePort {
+  port?: number;
+}
+
+export interface ServiceSpec {
+  /** Port of the Service (and the mesh route); targets imageListenPort. */
+  port?: number;
+  /** Extra hosts the VirtualService answers for (besides the Service's short name and FQDN). */
+  hosts?: string[];
+  /** Gateways to bind besides `mesh`, e.g. `istio-system/public-gateway`. */
+  gateways?: string[];
+}
+
+export interface PodSettings {
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  env?: EnvVar[];
+  resources?: ResourceRequirements;
+  readinessProbe?: Record<string, unknown>;
+  livenessProbe?: Record<string, unknown>;
+  serviceAccountName?: string;
+  imagePullSecrets?: { name: string }[];
+  command?: string[];
+  args?: string[];
+}
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: Record<string, unknown>;
+}
+
+export interface ResourceRequirements {
+  limits?: Record<string, string | number>;
+  requests?: Record<string, string | number>;
+}
+
+// ---------------------------------------------------------------- status
+
+/** Shown in the printer columns; derived from the rollout state, never stored apart from it. */
+export type Phase =
+  | "Initializing" // children being created, primary not yet Available
+  | "Healthy" // primary serves spec.image, no test running
+  | "Progressing" // a test is running (waiting for the secondary, or stepping)
+  | "Paused" // a test is running but held by the paused annotation
+  | "Promoting" // the primary is rolling out the tested image
+  | "RollingBack" // traffic is returning to the primary after a failed test
+  | "Failed" // spec.image is a recorded failed image; nothing runs until it changes or is retried
+  | "Invalid"; // the spec cannot be acted on; see conditions
+
+export type ConditionStatus = "True" | "False" | "Unknown";
+
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+}
+
+/** Standard condition types on a CanaryApp. */
+export const CONDITION = {
+  /** The primary is Available and takes all traffic the route gives it. */
+  Ready: "Ready",
+  /** A test is running (True) or not (False, with the reason the last one ended). */
+  Progressing: "Progressing",
+  /** The spec cannot be acted on (True), e.g. a manual-only problem the schema could not catch. */
+  InvalidSpec: "InvalidSpec",
+} as const;
+
+export interface CanaryAppStatus {
+  phase?: Phase;
+  observedGeneration?: number;
+  conditions?: Condition[];
+  /** A sentence that says what is going on. */
+  message?: string;
+  /** The image the primary runs (the last promoted one). */
+  primaryImage?: string;
+  /** The weights the controller routes by (intent; the VirtualService is repaired to match). */
+  weights?: { primary: number; secondary: number };
+  /** The test in progress, if any. */
+  canary?: CanaryState;
+  /** The last promotion. */
+  lastPromotion?: { image: string; time: string };
+  /** Images whose test failed, newest first, bounded. */
+  failedImages?: FailedImage[];
+}
+
+export type CanaryStage =
+  | "WaitingForSecondary" // secondary created, not yet Available
+  | "Stepping" // shifting weight step by step, analysing between steps
+  | "AwaitingPromotion" // last step passed, manual gate closed
+  | "Promoting" // primary rolling out the tested image
+  | "Finalising" // primary carries 100 % again; secondary to be removed
+  | "RollingBack"; // 100 % to primary, then secondary removed; failure recorded
+
+export interface CanaryState {
+  /** The image under test: the only image that may ever be promoted from this test. */
+  image: string;
+  stage: CanaryStage;
+  /** Index into the weight sequence of the step currently applied; -1 before the first step. */
+  step: number;
+  /** When this test started (secondary requested). */
+  startedAt: string;
+  /** When the current stage or step began; the next step is due one interval later. */
+  stepStartedAt: string;
+  /** Failed checks counted so far in this test. */
+  failedChecks: number;
+  /** The last analysis, with every metric's value. */
+  lastAnalysis?: AnalysisRecord;
+  /** For RollingBack/Finalising: why the test ended. */
+  outcome?: { result: "Promoted" | "Failed" | "Aborted" | "Superseded"; reason: string; message: string };
+}
+
+export interface AnalysisRecord {
+  time: string;
+  passed: boolean;
+  metrics: MetricResult[];
+}
+
+export interface MetricResult {
+  name: string;
+  /** The measured value; absent when there was no data or the query failed. */
+  value?: number;
+  min?: number;
+  max?: number;
+  passed: boolean;
+  /** Why it failed (or "ok"), e.g. "NoData", "QueryFailed", "AboveMax", "BelowMin", "NonEmptyResult". */
+  reason: string;
+  message?: string;
+}
+
+export interface FailedImage {
+  image: string;
+  failedAt: string;
+  reason: string;
+  message: string;
+  /** The metric that failed, with its value, when the failure came from analysis. */
+  metric?: string;
+  value?: number;
+}
+
+/** How many failed images status keeps. */
+export const MAX_FAILED_IMAGES = 10;
