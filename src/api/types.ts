@@ -234,6 +234,8 @@ export interface CanaryState {
   startedAt: string;
   /** When the current stage or step began; the next step is due one interval later. */
   stepStartedAt: string;
+  /** Set while the paused annotation holds; on resume the step timer restarts. */
+  pausedAt?: string;
   /** Failed checks counted so far in this test. */
   failedChecks: number;
   /** The last analysis, with every metric's value. */

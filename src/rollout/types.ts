@@ -1,0 +1,72 @@
+import type { ResolvedSpec } from "../api/defaults.js";
+import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
+
+/** What the reconciler saw of one Deployment (from the informer cache). */
+export interface DeploymentObservation {
+  /** The image of the app container in the pod template. */
+  image: string;
+  /** spec.replicas */
+  replicas: number;
+  /**
+   * The rollout of the current template is complete and every wanted pod is available:
+   * status.observedGeneration >= metadata.generation, updatedReplicas == replicas,
+   * availableReplicas >= replicas, and no old pods left (status.replicas == replicas).
+   */
+  available: boolean;
+  readyReplicas: number;
+}
+
+export interface Weights {
+  primary: number;
+  secondary: number;
+}
+
+/** The raw outcome of one check's query, before it is judged against the check's thresholds. */
+export type QueryOutcome =
+  | { kind: "value"; value: number }
+  /** The query returned several series; the seed mode counts them, threshold checks take the first. */
+  | { kind: "values"; values: number[] }
+  | { kind: "empty" }
+  | { kind: "error"; message: string };
+
+export interface Observation {
+  primary: DeploymentObservation | null;
+  secondary: DeploymentObservation | null;
+  /** The weights in the VirtualService as it is; null when it does not exist or has no usable route. */
+  routedWeights: Weights | null;
+  /**
+   * Present only when `analysisDue` said so and the reconciler ran the checks: one result a check, in
+   * the order of `analysisChecks(spec)`.
+   */
+  analysis?: MetricResult[];
+}
+
+export interface PlanInput {
+  app: CanaryApp;
+  spec: ResolvedSpec;
+  observed: Observation;
+  now: Date;
+}
+
+export interface PlannedEvent {
+  type: "Normal" | "Warning";
+  /** UpperCamelCase, as Kubernetes events: TestStarted, StepAdvanced, AnalysisFailed, Promoted, RolledBack... */
+  reason: string;
+  message: string;
+}
+
+/** Everything a reconcile should make true. The reconciler applies it; it decides nothing itself. */
+export interface Plan {
+  primary: { image: string; replicas: number };
+  /** null: the secondary Deployment must not exist. */
+  secondary: { image: string; replicas: number } | null;
+  /** The weights the VirtualService must carry. Always sums to 100. */
+  weights: Weights;
+  /** The complete next status (the reconciler writes it only when it differs from the current one). */
+  status: CanaryAppStatus;
+  events: PlannedEvent[];
+  /** One-shot request annotations that were acted on and must be removed. */
+  removeAnnotations: string[];
+  /** Reconcile again after this many seconds even if nothing changes (a step or a deadline is due). */
+  requeueAfterSeconds?: number;
+}
