@@ -1,0 +1,21 @@
+import type { ResolvedSpec } from "../api/defaults.js";
+import type { CanaryApp } from "../api/types.js";
+import type { Weights } from "../rollout/types.js";
+
+/** A Kubernetes object as the router hands it to the reconciler for server-side apply. */
+export interface RoutingObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string };
+}
+
+/**
+ * How traffic is split between the primary and the secondary. Implementations are pure: they say which
+ * objects carry a split and read the split back from what the cluster holds; the reconciler does the I/O.
+ */
+export interface TrafficRouter {
+  /** The objects that route this app's traffic with these weights. */
+  desired(app: CanaryApp, spec: ResolvedSpec, weights: Weights): RoutingObject[];
+  /** The weights the routing object actually carries, or null when it is missing or not ours to read. */
+  routedWeights(routingObject: unknown): Weights | null;
+}
