@@ -1,4 +1,11 @@
-import type { AnalysisSpec, CanaryAppSpec, MetricCheck, PodSettings, PrometheusConnection, ServiceSpec } from "./types.js";
+import type {
+  AnalysisSpec,
+  CanaryAppSpec,
+  MetricCheck,
+  PodSettings,
+  PrometheusConnection,
+  ServiceSpec,
+} from "./types.js";
 
 /** The spec with every default filled: what the controller reasons about. Mirrors the CRD's schema defaults. */
 export interface ResolvedSpec {

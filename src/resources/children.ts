@@ -31,7 +31,12 @@ export interface DesiredChildren {
  * the routing objects with their weights, and only then the secondary's removal (the planner asks for
  * that only once the route already gives the secondary nothing).
  */
-export function desiredChildren(app: CanaryApp, spec: ResolvedSpec, plan: Plan, router: TrafficRouter): DesiredChildren {
+export function desiredChildren(
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  plan: Plan,
+  router: TrafficRouter,
+): DesiredChildren {
   const { name, namespace } = appRef(app);
   const apply: ChildObject[] = [buildService(app, spec), buildDeployment(app, spec, "primary", plan.primary)];
   if (plan.secondary) apply.push(buildDeployment(app, spec, "secondary", plan.secondary));

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 export const APPLIED_HASH_ANNOTATION = "canaryapp.io/applied-hash";
 
 interface WithMeta {
-  metadata: { annotations?: Record<string, string> };
+  metadata: { name: string; annotations?: Record<string, string> };
 }
 
 /** A copy of `desired` carrying the hash of its own content. */
@@ -17,7 +17,10 @@ export function withAppliedHash<T extends WithMeta>(desired: T): T {
   const hash = createHash("sha256").update(stableJson(desired)).digest("hex").slice(0, 16);
   return {
     ...desired,
-    metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, [APPLIED_HASH_ANNOTATION]: hash } },
+    metadata: {
+      ...desired.metadata,
+      annotations: { ...desired.metadata.annotations, [APPLIED_HASH_ANNOTATION]: hash },
+    },
   };
 }
 

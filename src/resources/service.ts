@@ -27,7 +27,13 @@ export function buildService(app: CanaryApp, spec: ResolvedSpec): ServiceObject 
     spec: {
       selector: { [LABELS.app]: name },
       ports: [
-        { name: "http", port: spec.service.port, targetPort: spec.imageListenPort, protocol: "TCP", appProtocol: "http" },
+        {
+          name: "http",
+          port: spec.service.port,
+          targetPort: spec.imageListenPort,
+          protocol: "TCP",
+          appProtocol: "http",
+        },
       ],
     },
   };

@@ -6,7 +6,7 @@ import type { Weights } from "../rollout/types.js";
 export interface RoutingObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace: string };
+  metadata: { name: string; namespace: string; annotations?: Record<string, string> };
 }
 
 /**

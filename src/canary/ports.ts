@@ -1,0 +1,45 @@
+import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
+import type { ResolvedSpec } from "../api/defaults.js";
+import type { PlannedEvent, QueryOutcome } from "../rollout/types.js";
+import type { ChildObject, ChildRef } from "../resources/children.js";
+
+/** Read access to one informer cache. Objects returned must not be mutated. */
+export interface ObjectCache {
+  get(namespace: string, name: string): unknown;
+}
+
+/** The caches a reconcile observes: everything it reads comes from here, never from the API server. */
+export interface Caches {
+  canaryApps: ObjectCache;
+  deployments: ObjectCache;
+  services: ObjectCache;
+  destinationRules: ObjectCache;
+  virtualServices: ObjectCache;
+}
+
+/** The writes a reconcile makes. */
+export interface ClusterWriter {
+  /** Server-side apply under the controller's field manager. */
+  apply(object: ChildObject): Promise<void>;
+  /** Delete; a missing object is not an error. */
+  remove(ref: ChildRef): Promise<void>;
+  /** Replace the status subresource, guarded by the app's resourceVersion (a conflict throws). */
+  replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<void>;
+  /** Remove metadata annotations from the app. */
+  removeAnnotations(app: CanaryApp, keys: string[]): Promise<void>;
+}
+
+export interface EventSink {
+  record(app: CanaryApp, event: PlannedEvent): Promise<void>;
+}
+
+/** Runs rendered PromQL queries for an app (its own Prometheus URL, auth and timeout), in order. */
+export type QueryRunner = (app: CanaryApp, spec: ResolvedSpec, queries: string[]) => Promise<QueryOutcome[]>;
+
+/** What the reconciler reports for metrics, after every reconcile of a live app and once when it is gone. */
+export interface ReconcileObserver {
+  appObserved(app: CanaryApp, status: CanaryAppStatus): void;
+  appRemoved(namespace: string, name: string): void;
+  analysisRan(app: CanaryApp, passed: boolean): void;
+  eventRecorded(app: CanaryApp, event: PlannedEvent): void;
+}

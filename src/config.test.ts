@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ConfigError, loadConfig } from "./config.js";
+
+describe("loadConfig", () => {
+  test("defaults", () => {
+    const config = loadConfig([], {});
+    assert.equal(config.workers, 2);
+    assert.deepEqual(config.namespaces, []);
+    assert.deepEqual(config.httpAddress, { host: "0.0.0.0", port: 8080 });
+    assert.equal(config.leaderElection.enabled, true);
+    assert.equal(config.leaderElection.namespace, "default");
+    assert.equal(config.defaultPrometheusURL, undefined);
+    assert.equal(config.logLevel, "info");
+  });
+
+  test("flags win over environment", () => {
+    const config = loadConfig(["--workers=4", "--namespaces", "a, b", "--leader-elect=false"], {
+      WORKERS: "8",
+      WATCH_NAMESPACES: "c",
+      POD_NAMESPACE: "ops",
+      PROMETHEUS_URL: "http://prom:9090",
+    });
+    assert.equal(config.workers, 4);
+    assert.deepEqual(config.namespaces, ["a", "b"]);
+    assert.equal(config.leaderElection.enabled, false);
+    assert.equal(config.leaderElection.namespace, "ops");
+    assert.equal(config.defaultPrometheusURL, "http://prom:9090");
+  });
+
+  test("http address forms", () => {
+    assert.deepEqual(loadConfig(["--http-address=127.0.0.1:0"], {}).httpAddress, { host: "127.0.0.1", port: 0 });
+    assert.deepEqual(loadConfig([], { HTTP_ADDRESS: ":9000" }).httpAddress, { host: "0.0.0.0", port: 9000 });
+  });
+
+  const invalid: [string, string[], Record<string, string>, RegExp][] = [
+    ["workers not a number", ["--workers=x"], {}, /--workers: "x" is not a whole number/],
+    ["workers zero", [], { WORKERS: "0" }, /--workers/],
+    ["unknown flag", ["--nope=1"], {}, /unknown flag --nope/],
+    ["bad url", ["--prometheus-url=prom:9090"], {}, /not an http\(s\) URL/],
+    ["bad log level", [], { LOG_LEVEL: "loud" }, /--log-level: "loud"/],
+    ["bad boolean", ["--leader-elect=maybe"], {}, /not true or false/],
+    ["bad port", ["--http-address=:99999"], {}, /--http-address/],
+    ["positional", ["serve"], {}, /unexpected argument "serve"/],
+  ];
+  for (const [name, argv, env, message] of invalid) {
+    test(`rejects: ${name}`, () => {
+      assert.throws(
+        () => loadConfig(argv, env),
+        (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      );
+    });
+  }
+});

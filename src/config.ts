@@ -1,0 +1,152 @@
+import { hostname } from "node:os";
+
+/** The controller's configuration, from flags (`--name=value` or `--name value`) over environment variables. */
+export interface Config {
+  /** Path of a kubeconfig; absent means $KUBECONFIG, ~/.kube/config or in-cluster. */
+  kubeconfig: string | undefined;
+  /** Namespaces to watch; empty means all. */
+  namespaces: string[];
+  workers: number;
+  /** host:port of /healthz, /readyz and /metrics. */
+  httpAddress: { host: string; port: number };
+  leaderElection: { enabled: boolean; namespace: string; name: string; identity: string };
+  /** Prometheus used by apps that set no prometheusURL. */
+  defaultPrometheusURL: string | undefined;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+interface Option {
+  flag: string;
+  env: string;
+  help: string;
+}
+
+export const OPTIONS = {
+  kubeconfig: {
+    flag: "kubeconfig",
+    env: "KUBECONFIG",
+    help: "kubeconfig path (default: in-cluster or ~/.kube/config)",
+  },
+  namespaces: {
+    flag: "namespaces",
+    env: "WATCH_NAMESPACES",
+    help: "comma-separated namespaces to watch (default: all)",
+  },
+  workers: { flag: "workers", env: "WORKERS", help: "CanaryApps reconciled in parallel (default 2)" },
+  httpAddress: {
+    flag: "http-address",
+    env: "HTTP_ADDRESS",
+    help: "address of /healthz /readyz /metrics (default :8080)",
+  },
+  leaderElect: { flag: "leader-elect", env: "LEADER_ELECT", help: "elect a leader on a Lease (default true)" },
+  leaseNamespace: {
+    flag: "lease-namespace",
+    env: "LEASE_NAMESPACE",
+    help: "namespace of the Lease (default: POD_NAMESPACE or default)",
+  },
+  leaseName: { flag: "lease-name", env: "LEASE_NAME", help: "name of the Lease (default canaryapp-controller)" },
+  identity: { flag: "identity", env: "POD_NAME", help: "this replica's name in the Lease (default: hostname + pid)" },
+  prometheusURL: {
+    flag: "prometheus-url",
+    env: "PROMETHEUS_URL",
+    help: "Prometheus for apps without spec.prometheusURL",
+  },
+  logLevel: { flag: "log-level", env: "LOG_LEVEL", help: "trace, debug, info, warn, error (default info)" },
+} as const satisfies Record<string, Option>;
+
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+
+/** Parses flags and environment; throws ConfigError naming the option on anything invalid. */
+export function loadConfig(argv: string[], env: Record<string, string | undefined>): Config {
+  const flags = parseFlags(argv);
+  const read = (option: Option): string | undefined => flags.get(option.flag) ?? nonEmpty(env[option.env]);
+
+  const workers = integer(read(OPTIONS.workers) ?? "2", OPTIONS.workers, 1, 64);
+  const prometheusURL = read(OPTIONS.prometheusURL);
+  if (prometheusURL !== undefined && !/^https?:\/\/[^\s/]+/.test(prometheusURL)) {
+    throw new ConfigError(`--${OPTIONS.prometheusURL.flag}: "${prometheusURL}" is not an http(s) URL`);
+  }
+  const logLevel = read(OPTIONS.logLevel) ?? "info";
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`--${OPTIONS.logLevel.flag}: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
+  }
+  return {
+    kubeconfig: read(OPTIONS.kubeconfig),
+    namespaces: (read(OPTIONS.namespaces) ?? "")
+      .split(",")
+      .map((n) => n.trim())
+      .filter((n) => n.length > 0),
+    workers,
+    httpAddress: address(read(OPTIONS.httpAddress) ?? ":8080"),
+    leaderElection: {
+      enabled: boolean(read(OPTIONS.leaderElect) ?? "true", OPTIONS.leaderElect),
+      namespace: read(OPTIONS.leaseNamespace) ?? nonEmpty(env.POD_NAMESPACE) ?? "default",
+      name: read(OPTIONS.leaseName) ?? "canaryapp-controller",
+      identity: read(OPTIONS.identity) ?? `${hostname()}-${process.pid}`,
+    },
+    defaultPrometheusURL: prometheusURL,
+    logLevel,
+  };
+}
+
+/** The usage text printed by --help. */
+export function usage(): string {
+  const lines = Object.values(OPTIONS).map((o: Option) => `  --${o.flag.padEnd(16)} $${o.env.padEnd(17)} ${o.help}`);
+  return ["Usage: canaryapp [flags]", "", ...lines].join("\n");
+}
+
+function parseFlags(argv: string[]): Map<string, string> {
+  const known = new Set(Object.values(OPTIONS).map((o: Option) => o.flag));
+  const flags = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (!arg.startsWith("--")) throw new ConfigError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf("=");
+    const flag = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    if (!known.has(flag)) throw new ConfigError(`unknown flag --${flag} (see --help)`);
+    let value: string | undefined = eq === -1 ? undefined : arg.slice(eq + 1);
+    if (value === undefined) {
+      const next = argv[i + 1];
+      // A bare boolean flag (--leader-elect) means true.
+      if (next === undefined || next.startsWith("--")) value = "true";
+      else value = argv[++i];
+    }
+    flags.set(flag, value ?? "");
+  }
+  return flags;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+function integer(text: string, option: Option, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`--${option.flag}: "${text}" is not a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function boolean(text: string, option: Option): boolean {
+  if (["true", "1", "yes"].includes(text)) return true;
+  if (["false", "0", "no"].includes(text)) return false;
+  throw new ConfigError(`--${option.flag}: "${text}" is not true or false`);
+}
+
+function address(text: string): { host: string; port: number } {
+  const colon = text.lastIndexOf(":");
+  const host = colon <= 0 ? "0.0.0.0" : text.slice(0, colon);
+  const port = Number(colon === -1 ? text : text.slice(colon + 1));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`--${OPTIONS.httpAddress.flag}: "${text}" is not host:port or :port`);
+  }
+  return { host, port };
+}

@@ -1,0 +1,183 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { withDefaults } from "../api/defaults.js";
+import { istioRouter, readIstioWeights } from "../router/istio.js";
+import type { Plan } from "../rollout/types.js";
+import { desiredChildren } from "./children.js";
+import { buildDeployment } from "./deployment.js";
+import { buildDestinationRule, buildVirtualService } from "./istio.js";
+import { buildService } from "./service.js";
+import { seedApp } from "./fixtures.test-helpers.js";
+
+const app = seedApp();
+const spec = withDefaults(app.spec);
+const owner = { apiVersion: "canaryapp.io/v1alpha1", kind: "CanaryApp", name: "canaryapp-sample", uid: "0b6c-uid" };
+
+describe("buildDeployment", () => {
+  test("primary carries image, replicas, port, owner and track labels", () => {
+    const d = buildDeployment(app, spec, "primary", { image: "img:v1", replicas: 2 });
+    assert.equal(d.metadata.name, "canaryapp-sample-primary");
+    assert.equal(d.metadata.namespace, "demo");
+    assert.deepEqual(d.metadata.ownerReferences, [{ ...owner, controller: true, blockOwnerDeletion: true }]);
+    assert.equal(d.spec.replicas, 2);
+    assert.deepEqual(d.spec.selector.matchLabels, {
+      "canaryapp.io/app": "canaryapp-sample",
+      "canaryapp.io/track": "primary",
+    });
+    const container = d.spec.template.spec.containers[0];
+    assert.equal(container?.image, "img:v1");
+    assert.deepEqual(container?.ports, [{ name: "http", containerPort: 8088, protocol: "TCP" }]);
+    assert.equal(d.spec.template.metadata.labels.version, "primary");
+    assert.equal(d.spec.template.metadata.labels.app, "canaryapp-sample");
+  });
+
+  test("user pod settings reach the pod, but never override the controller's labels", () => {
+    const custom = withDefaults({
+      ...app.spec,
+      pod: {
+        labels: { team: "payments", "canaryapp.io/track": "evil" },
+        annotations: { "sidecar.istio.io/inject": "true" },
+        env: [{ name: "MODE", value: "fast" }],
+        resources: { requests: { cpu: "100m" } },
+        readinessProbe: { httpGet: { path: "/healthz", port: 8088 } },
+        serviceAccountName: "app",
+      },
+    });
+    const d = buildDeployment(app, custom, "secondary", { image: "img:v2", replicas: 1 });
+    const labels = d.spec.template.metadata.labels;
+    assert.equal(labels.team, "payments");
+    assert.equal(labels["canaryapp.io/track"], "secondary");
+    assert.deepEqual(d.spec.template.metadata.annotations, { "sidecar.istio.io/inject": "true" });
+    const container = d.spec.template.spec.containers[0];
+    assert.deepEqual(container?.env, [{ name: "MODE", value: "fast" }]);
+    assert.deepEqual(container?.resources, { requests: { cpu: "100m" } });
+    assert.deepEqual(container?.readinessProbe, { httpGet: { path: "/healthz", port: 8088 } });
+    assert.equal(d.spec.template.spec.serviceAccountName, "app");
+  });
+});
+
+describe("Service, DestinationRule, VirtualService", () => {
+  test("the Service targets the listen port and selects both tracks", () => {
+    const s = buildService(app, spec);
+    assert.equal(s.metadata.name, "canaryapp-sample");
+    assert.deepEqual(s.spec.selector, { "canaryapp.io/app": "canaryapp-sample" });
+    assert.equal(s.spec.ports[0]?.port, 80);
+    assert.equal(s.spec.ports[0]?.targetPort, 8088);
+  });
+
+  test("the DestinationRule has a subset per track", () => {
+    const dr = buildDestinationRule(app);
+    assert.equal(dr.spec.host, "canaryapp-sample.demo.svc.cluster.local");
+    assert.deepEqual(
+      dr.spec.subsets.map((s) => [s.name, s.labels["canaryapp.io/track"]]),
+      [
+        ["primary", "primary"],
+        ["secondary", "secondary"],
+      ],
+    );
+  });
+
+  test("the VirtualService is bound to the mesh, answers short name and FQDN, and splits by weight", () => {
+    const vs = buildVirtualService(app, spec, { primary: 70, secondary: 30 });
+    assert.deepEqual(vs.spec.hosts, ["canaryapp-sample", "canaryapp-sample.demo.svc.cluster.local"]);
+    assert.deepEqual(vs.spec.gateways, ["mesh"]);
+    assert.deepEqual(readIstioWeights(vs), { primary: 70, secondary: 30 });
+  });
+
+  test("extra gateways and hosts are added once", () => {
+    const withGateway = withDefaults({
+      ...app.spec,
+      service: { hosts: ["app.example.com", "canaryapp-sample"], gateways: ["istio-system/public", "mesh"] },
+    });
+    const vs = buildVirtualService(app, withGateway, { primary: 100, secondary: 0 });
+    assert.deepEqual(vs.spec.hosts, ["canaryapp-sample", "canaryapp-sample.demo.svc.cluster.local", "app.example.com"]);
+    assert.deepEqual(vs.spec.gateways, ["mesh", "istio-system/public"]);
+  });
+});
+
+describe("readIstioWeights", () => {
+  const route = (weights: [string, number | undefined][]) => ({
+    spec: {
+      http: [
+        {
+          name: "primary-secondary",
+          route: weights.map(([subset, weight]) => ({
+            destination: { subset },
+            ...(weight === undefined ? {} : { weight }),
+          })),
+        },
+      ],
+    },
+  });
+  const cases: [string, unknown, unknown][] = [
+    ["missing object", undefined, null],
+    ["no http routes", { spec: {} }, null],
+    ["one destination", route([["primary", 100]]), null],
+    [
+      "weights not summing to 100",
+      route([
+        ["primary", 90],
+        ["secondary", 20],
+      ]),
+      null,
+    ],
+    [
+      "missing weight counts as 0",
+      route([
+        ["primary", 100],
+        ["secondary", undefined],
+      ]),
+      { primary: 100, secondary: 0 },
+    ],
+    [
+      "hand edited split",
+      route([
+        ["primary", 40],
+        ["secondary", 60],
+      ]),
+      { primary: 40, secondary: 60 },
+    ],
+  ];
+  for (const [name, input, expected] of cases) {
+    test(name, () => assert.deepEqual(readIstioWeights(input), expected));
+  }
+});
+
+describe("desiredChildren", () => {
+  const basePlan: Plan = {
+    primary: { image: "img:v1", replicas: 2 },
+    secondary: { image: "img:v2", replicas: 1 },
+    weights: { primary: 90, secondary: 10 },
+    status: {},
+    events: [],
+    removeAnnotations: [],
+  };
+
+  test("applies the Service and Deployments before the routes, and removes nothing while a secondary is wanted", () => {
+    const { apply, remove } = desiredChildren(app, spec, basePlan, istioRouter);
+    assert.deepEqual(
+      apply.map((o) => `${o.kind}/${o.metadata.name}`),
+      [
+        "Service/canaryapp-sample",
+        "Deployment/canaryapp-sample-primary",
+        "Deployment/canaryapp-sample-secondary",
+        "DestinationRule/canaryapp-sample",
+        "VirtualService/canaryapp-sample",
+      ],
+    );
+    assert.deepEqual(remove, []);
+  });
+
+  test("without a secondary, the route is applied and then the secondary removed", () => {
+    const { apply, remove } = desiredChildren(
+      app,
+      spec,
+      { ...basePlan, secondary: null, weights: { primary: 100, secondary: 0 } },
+      istioRouter,
+    );
+    assert.ok(!apply.some((o) => o.metadata.name === "canaryapp-sample-secondary"));
+    assert.deepEqual(remove, [
+      { apiVersion: "apps/v1", kind: "Deployment", namespace: "demo", name: "canaryapp-sample-secondary" },
+    ]);
+  });
+});

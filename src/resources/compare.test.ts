@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import fc from "fast-check";
+import { alreadyApplied, APPLIED_HASH_ANNOTATION, isSubset, stableJson, withAppliedHash } from "./compare.js";
+
+describe("isSubset", () => {
+  test("server defaults and other fields do not count", () => {
+    assert.ok(isSubset({ a: 1, b: { c: "x" } }, { a: 1, b: { c: "x", d: 2 }, e: true }));
+  });
+  test("a changed value counts", () => {
+    assert.ok(!isSubset({ spec: { replicas: 2 } }, { spec: { replicas: 3 } }));
+  });
+  test("arrays match element by element and by length", () => {
+    assert.ok(isSubset([{ a: 1 }], [{ a: 1, b: 2 }]));
+    assert.ok(!isSubset([{ a: 1 }], [{ a: 1 }, { a: 2 }]));
+    assert.ok(!isSubset([{ a: 1 }, { a: 2 }], [{ a: 2 }, { a: 1 }]));
+  });
+  test("type mismatches", () => {
+    assert.ok(!isSubset({ a: {} }, { a: [] }));
+    assert.ok(!isSubset({ a: 1 }, null));
+    assert.ok(!isSubset({ a: "1" }, { a: 1 }));
+  });
+  test("every value is a subset of itself (property)", () => {
+    fc.assert(fc.property(fc.jsonValue(), (v) => isSubset(v, structuredClone(v))));
+  });
+});
+
+describe("applied hash", () => {
+  const desired: { metadata: { name: string; annotations: Record<string, string> }; spec: { replicas: number } } = {
+    metadata: { name: "x", annotations: { keep: "me" } },
+    spec: { replicas: 2 },
+  };
+
+  test("stable across key order", () => {
+    assert.equal(stableJson({ a: 1, b: { c: 2, d: 3 } }), stableJson({ b: { d: 3, c: 2 }, a: 1 }));
+    const reordered: typeof desired = { spec: { replicas: 2 }, metadata: { annotations: { keep: "me" }, name: "x" } };
+    assert.equal(
+      withAppliedHash(desired).metadata.annotations[APPLIED_HASH_ANNOTATION],
+      withAppliedHash(reordered).metadata.annotations[APPLIED_HASH_ANNOTATION],
+    );
+  });
+
+  test("the cluster's copy with server-added fields matches; a hand edit or a removed field does not", () => {
+    const applied = withAppliedHash(desired);
+    const inCluster = { ...structuredClone(applied), status: { ready: 1 }, spec: { replicas: 2, paused: false } };
+    assert.ok(alreadyApplied(applied, inCluster));
+    assert.ok(!alreadyApplied(applied, { ...inCluster, spec: { replicas: 5 } }), "hand edit is seen");
+    const fewerFields = withAppliedHash({ metadata: { name: "x" }, spec: { replicas: 2 } });
+    assert.ok(!alreadyApplied(fewerFields, inCluster), "a field the controller stopped setting is seen");
+    assert.ok(!alreadyApplied(applied, undefined));
+  });
+
+  test("the input is not mutated", () => {
+    const copy = structuredClone(desired);
+    withAppliedHash(desired);
+    assert.deepEqual(desired, copy);
+  });
+});
