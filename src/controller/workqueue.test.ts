@@ -1,4 +1,3 @@
-/* eslint @typescript-eslint/no-floating-promises: ["error", { allowForKnownSafeCalls: [{ from: "package", package: "node:test", name: ["describe", "test"] }] }] -- node:test tracks these promises itself */
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { FakeClock, flush } from "./fake-clock.js";
