@@ -1,0 +1,88 @@
+# canaryapp — the front door. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+CACHE ?= $(or $(CANARYAPP_CACHE),$(HOME)/.cache/canaryapp)
+NODE_MAJOR := $(shell sed -n 's/^NODE_MAJOR=//p' e2e/toolchain/versions.env)
+# Every target runs the project's pinned Node, installed by `make deps`.
+export PATH := $(CACHE)/node-$(NODE_MAJOR)/node_modules/node/bin:$(PATH)
+
+# Local tools are run directly: npx adds a second of npm start-up to every call.
+BIN := node_modules/.bin
+PROFILE ?= cluster
+ARGS ?=
+
+##@ General
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m [PROFILE=api|cluster] [ARGS=...]\n"} \
+	  /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } \
+	  /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Setup
+
+.PHONY: deps
+deps: ## Install everything a fresh machine needs (apt packages, Node, control plane) and npm packages
+	e2e/toolchain/install-prerequisites.sh
+	@$(MAKE) --no-print-directory node_modules/.package-lock.json
+
+# npm ci only when package-lock.json changed since the last install.
+node_modules/.package-lock.json: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: toolchain
+toolchain: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and kwok; fetch Istio CRDs
+	e2e/toolchain/build-control-plane.sh all
+
+##@ Development
+
+.PHONY: build
+build: node_modules/.package-lock.json ## Compile TypeScript to dist/
+	$(BIN)/tsc -p tsconfig.json
+
+.PHONY: lint
+lint: node_modules/.package-lock.json ## ESLint and Prettier check
+	$(BIN)/eslint --max-warnings=0 .
+	$(BIN)/prettier --check .
+
+.PHONY: typecheck
+typecheck: node_modules/.package-lock.json ## Type-check without emitting
+	$(BIN)/tsc -p tsconfig.json --noEmit
+
+##@ Tests
+
+.PHONY: test
+test: deps build lint typecheck test-unit test-integration test-e2e ## Everything: lint, typecheck, unit, integration, e2e
+
+.PHONY: test-unit
+test-unit: build ## Unit tests (no cluster)
+	npm run --silent test:unit
+
+.PHONY: test-integration
+test-integration: build ## Integration tests against a local kube-apiserver (profile api)
+	npm run --silent test:integration
+
+.PHONY: test-e2e
+test-e2e: build ## End-to-end tests against a local cluster with kwok nodes (profile cluster)
+	npm run --silent test:e2e
+
+.PHONY: bench
+bench: build ## Run the benchmarks
+	node dist/bench/run.js
+
+##@ Run
+
+.PHONY: demo
+demo: deps build ## Run the demo scenario (ARGS=... passed through)
+	node dist/e2e/demo/main.js $(ARGS)
+
+.PHONY: cluster-up
+cluster-up: build ## Start a local control plane (PROFILE=api|cluster) until Ctrl-C; prints export KUBECONFIG=...
+	node dist/e2e/cluster/up.js --profile $(PROFILE)
+
+.PHONY: clean
+clean: ## Remove build output
+	rm -rf dist coverage .tmp

@@ -1,0 +1,294 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino, type Logger } from "pino";
+import { AdminClient } from "./admin-client.js";
+import { track, untrack, type Stoppable } from "./cleanup.js";
+import { installCrds, loadCrds } from "./crds.js";
+import { createFakeNodes } from "./fake-nodes.js";
+import { writeKubeconfig } from "./kubeconfig.js";
+import { ManagedProcess } from "./managed-process.js";
+import { createPki, type Pki } from "./pki.js";
+import { freePorts } from "./ports.js";
+import { resolveToolchain, type Toolchain } from "./toolchain.js";
+import { waitFor } from "./wait.js";
+
+/**
+ * `api`: etcd + kube-apiserver with our CRDs and Istio's routing CRDs; nothing reconciles built-in objects.
+ * `cluster`: adds kube-controller-manager, kube-scheduler and kwok with fake nodes, so Deployments roll out.
+ */
+export type Profile = "api" | "cluster";
+
+/** Options of {@link startControlPlane}. */
+export interface StartOptions {
+  profile: Profile;
+  /** Folder for certificates, etcd data, kubeconfig and logs; a new temporary folder when omitted. */
+  workDir?: string;
+  log?: Logger;
+  /** Stop on SIGINT/SIGTERM and exit (default true). A caller that handles signals itself passes false. */
+  handleSignals?: boolean;
+  /** Budget for each startup wait (default 60 s; a cold disk cache can make the first start slow). */
+  timeoutMs?: number;
+}
+
+/** Options of {@link ControlPlane.stop}. */
+export interface StopOptions {
+  /** Leave the work folder (logs, kubeconfig) in place for inspection. */
+  keepWorkDir?: boolean;
+}
+
+/** A running local control plane. */
+export interface ControlPlane {
+  readonly profile: Profile;
+  /** Admin kubeconfig (client certificate in group system:masters). */
+  readonly kubeconfigPath: string;
+  /** The API server's URL, `https://127.0.0.1:<port>`. */
+  readonly server: string;
+  readonly workDir: string;
+  /** Names of the kwok nodes (empty for the api profile). */
+  readonly nodes: readonly string[];
+  /** Milliseconds from the call to startControlPlane until it was ready. */
+  readonly startupMs: number;
+  /** Stops every process it started (SIGTERM, SIGKILL after a grace period) and removes the work folder. */
+  stop(opts?: StopOptions): Promise<void>;
+}
+
+const SERVICE_CIDR = "10.96.0.0/16";
+const SERVICE_IP = "10.96.0.1";
+const FAKE_NODE_COUNT = 2;
+const STOP_GRACE_MS = 5_000;
+
+/**
+ * Starts a local control plane from the binaries built by `make toolchain`, on free loopback ports, and resolves
+ * once it is usable: /readyz is OK, every CRD is Established and namespace `default` exists; for the cluster
+ * profile also the fake nodes are Ready and the `default` ServiceAccount exists. On failure everything started is
+ * stopped, the work folder is kept, and the error names the failing component's log with its tail.
+ */
+export async function startControlPlane(opts: StartOptions): Promise<ControlPlane> {
+  const started = Date.now();
+  const toolchain = resolveToolchain();
+  const workDir = opts.workDir ?? (await mkdtemp(join(tmpdir(), `canaryapp-${opts.profile}-`)));
+  await mkdir(workDir, { recursive: true });
+  // A reused folder must not hand old etcd data to a new cluster.
+  await rm(join(workDir, "etcd"), { recursive: true, force: true });
+  const cp = new LocalControlPlane(opts.profile, workDir, toolchain, opts.log ?? pino({ level: "silent" }));
+  track(cp, opts.handleSignals ?? true);
+  try {
+    await cp.boot(opts.timeoutMs ?? 60_000);
+  } catch (err) {
+    await cp.stop({ keepWorkDir: true });
+    throw err;
+  }
+  cp.startupMs = Date.now() - started;
+  cp.log.info({ profile: cp.profile, startupMs: cp.startupMs, kubeconfig: cp.kubeconfigPath }, "control plane ready");
+  return cp;
+}
+
+class LocalControlPlane implements ControlPlane, Stoppable {
+  readonly kubeconfigPath: string;
+  server = "";
+  nodes: string[] = [];
+  startupMs = 0;
+  private readonly procs: ManagedProcess[] = [];
+  private readonly bootStarted = Date.now();
+  private stopped: Promise<void> | undefined;
+
+  constructor(
+    readonly profile: Profile,
+    readonly workDir: string,
+    private readonly tc: Toolchain,
+    readonly log: Logger,
+  ) {
+    this.kubeconfigPath = join(workDir, "kubeconfig");
+  }
+
+  async boot(timeoutMs: number): Promise<void> {
+    const [etcdClientPort, etcdPeerPort, apiPort] = (await freePorts(3)) as [number, number, number];
+    const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
+    this.server = `https://127.0.0.1:${apiPort}`;
+    // etcd starts while openssl makes the certificates; the API server needs both.
+    const etcd = this.spawn("etcd", this.tc.etcd, etcdArgs(join(this.workDir, "etcd"), etcdUrl, etcdPeerPort));
+    const pki = await createPki(join(this.workDir, "pki"), SERVICE_IP);
+    await writeKubeconfig(this.kubeconfigPath, {
+      server: this.server,
+      caCertFile: pki.caCert,
+      clientCertFile: pki.adminCert,
+      clientKeyFile: pki.adminKey,
+      name: `canaryapp-${this.profile}`,
+      user: "canaryapp-admin",
+    });
+    await waitFor("etcd: healthy", async () => ((await fetch(`${etcdUrl}/health`)).ok ? true : undefined), {
+      timeoutMs,
+      abort: () => this.deadProcess(),
+    }).catch((err: unknown) => this.explain(err, etcd));
+
+    const apiserver = this.spawn("kube-apiserver", this.tc.kubeApiserver, apiserverArgs(apiPort, etcdUrl, pki));
+    const client = new AdminClient(this.server, pki);
+    await waitFor(
+      "kube-apiserver: /readyz",
+      async () => ((await client.send("GET", "/readyz", undefined, 2_000)).status === 200 ? true : undefined),
+      { timeoutMs, abort: () => this.deadProcess() },
+    ).catch((err: unknown) => this.explain(err, apiserver));
+    this.log.info({ ms: Date.now() - this.bootStarted }, "kube-apiserver ready");
+
+    if (this.profile === "cluster") await this.startClusterComponents(pki);
+    const wait = { timeoutMs, abort: () => this.deadProcess() };
+    const crds = await loadCrds(this.tc.crdsDir, this.tc.istioCrds);
+    await Promise.all([
+      installCrds(client, crds, timeoutMs),
+      ensureDefaultNamespace(client, timeoutMs),
+      this.profile === "cluster"
+        ? createFakeNodes(client, FAKE_NODE_COUNT, wait).then((names) => (this.nodes = names))
+        : undefined,
+    ]).catch((err: unknown) => this.explain(err));
+
+    if (this.profile === "cluster") {
+      // The ServiceAccount admission plugin rejects pods until kube-controller-manager has made this account.
+      await waitFor(
+        "kube-controller-manager: ServiceAccount default/default",
+        async () =>
+          (await client.send("GET", "/api/v1/namespaces/default/serviceaccounts/default")).status === 200
+            ? true
+            : undefined,
+        wait,
+      ).catch((err: unknown) =>
+        this.explain(
+          err,
+          this.procs.find((p) => p.name === "kube-controller-manager"),
+        ),
+      );
+    }
+  }
+
+  private async startClusterComponents(pki: Pki): Promise<void> {
+    const kubeconfig = `--kubeconfig=${this.kubeconfigPath}`;
+    this.spawn("kube-controller-manager", this.tc.kubeControllerManager, [
+      kubeconfig,
+      "--leader-elect=false",
+      // No HTTPS endpoint: nothing scrapes it, and fixed default ports would stop two runs from coexisting.
+      "--secure-port=0",
+      `--root-ca-file=${pki.caCert}`,
+      `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      `--cluster-signing-cert-file=${pki.caCert}`,
+      `--cluster-signing-key-file=${pki.caKey}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      "--use-service-account-credentials=false",
+      "--kube-api-qps=200",
+      "--kube-api-burst=400",
+    ]);
+    this.spawn("kube-scheduler", this.tc.kubeScheduler, [
+      kubeconfig,
+      "--leader-elect=false",
+      "--secure-port=0",
+      "--kube-api-qps=200",
+      "--kube-api-burst=400",
+    ]);
+    const kwokConfig = join(this.workDir, "kwok.yaml");
+    // An explicit (empty) configuration keeps kwok from reading ~/.kwok; with no Stage objects, v0.7 uses its
+    // built-in node and pod stages, which mark nodes Ready and pods Running and Ready.
+    await writeFile(kwokConfig, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n");
+    this.spawn("kwok", this.tc.kwok, [kubeconfig, `--config=${kwokConfig}`, "--manage-all-nodes=true"]);
+  }
+
+  private spawn(name: string, binary: string, args: string[]): ManagedProcess {
+    // A signal may stop us mid-startup; nothing may be started after that.
+    if (this.stopped) throw new Error(`control plane (${this.profile}): stopped during startup`);
+    const p = new ManagedProcess(name, binary, args, join(this.workDir, `${name}.log`));
+    this.procs.push(p);
+    this.log.debug({ component: name, pid: p.pid, args }, "started");
+    return p;
+  }
+
+  /** A reason to stop waiting: a component that exited during startup. */
+  private deadProcess(): string | undefined {
+    const dead = this.procs.find((p) => p.exitStatus !== undefined);
+    return dead ? dead.describeExit() : undefined;
+  }
+
+  /** Rethrows a startup error with the log of the component most likely at fault. */
+  private explain(err: unknown, suspect?: ManagedProcess): never {
+    const culprit = this.procs.find((p) => p.exitStatus !== undefined) ?? suspect;
+    const where = culprit ? `\n${culprit.describeExit()}` : `\nlogs: ${this.workDir}`;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Error(`control plane (${this.profile}) failed to start: ${message}${where}`, { cause: err });
+  }
+
+  stop(opts: StopOptions = {}): Promise<void> {
+    this.stopped ??= this.shutdown(opts);
+    return this.stopped;
+  }
+
+  private async shutdown(opts: StopOptions): Promise<void> {
+    // Clients first, then the API server, then etcd: each stops while what it talks to is still there.
+    const servers = ["kube-apiserver", "etcd"];
+    await Promise.all(this.procs.filter((p) => !servers.includes(p.name)).map((p) => p.stop(STOP_GRACE_MS)));
+    for (const name of servers) {
+      await Promise.all(this.procs.filter((p) => p.name === name).map((p) => p.stop(STOP_GRACE_MS)));
+    }
+    untrack(this);
+    if (!opts.keepWorkDir) await rm(this.workDir, { recursive: true, force: true });
+    this.log.info(
+      { profile: this.profile, workDir: opts.keepWorkDir ? this.workDir : undefined },
+      "control plane stopped",
+    );
+  }
+
+  stopNow(): void {
+    for (const p of this.procs) p.killNow();
+    rmSync(this.workDir, { recursive: true, force: true });
+  }
+}
+
+function etcdArgs(dataDir: string, clientUrl: string, peerPort: number): string[] {
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  return [
+    "--name=default",
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${clientUrl}`,
+    `--advertise-client-urls=${clientUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=default=${peerUrl}`,
+    // Test data is thrown away: durability buys nothing and fsync dominates write latency.
+    "--unsafe-no-fsync",
+    "--log-level=warn",
+  ];
+}
+
+function apiserverArgs(port: number, etcdUrl: string, pki: Pki): string[] {
+  return [
+    // Mandatory on a machine without a default route: the server cannot guess an address to advertise.
+    "--advertise-address=127.0.0.1",
+    "--bind-address=127.0.0.1",
+    `--secure-port=${port}`,
+    `--etcd-servers=${etcdUrl}`,
+    `--tls-cert-file=${pki.servingCert}`,
+    `--tls-private-key-file=${pki.servingKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+    `--service-account-key-file=${pki.serviceAccountPub}`,
+    `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    "--authorization-mode=Node,RBAC",
+    "--allow-privileged=true",
+    "--profiling=false",
+  ];
+}
+
+async function ensureDefaultNamespace(client: AdminClient, timeoutMs: number): Promise<void> {
+  // The API server creates it shortly after it is ready; create it ourselves if it has not yet (409 = it won).
+  const res = await client.send("GET", "/api/v1/namespaces/default");
+  if (res.status === 200) return;
+  await client.expect(
+    "POST",
+    "/api/v1/namespaces",
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "default" } },
+    [409],
+  );
+  await waitFor(
+    "Namespace default",
+    async () => ((await client.send("GET", "/api/v1/namespaces/default")).status === 200 ? true : undefined),
+    { timeoutMs },
+  );
+}
