@@ -1,0 +1,193 @@
+/**
+ * The CanaryApp API as the API server enforces it: the seed manifest is accepted unchanged apart from its
+ * apiVersion and gets its defaults; invalid specs are rejected with a message a user understands.
+ */
+import assert from "node:assert/strict";
+import { before, describe, test } from "node:test";
+import type { CanaryApp } from "../../src/api/types.js";
+import { canaryApps, createTestNamespace, rejectionMessage, testKubeConfig } from "../support/kube.js";
+
+const seedSpec: CanaryApp["spec"] = {
+  image: "atzedevries/go-status-code-server:v1",
+  imageListenPort: 8088,
+  replicas: 2,
+  testReplicas: 1,
+  prometheusQuery:
+    'increase(istio_requests_total{destination_service_name="canaryapp-sample",response_code=~"5.*"}[20s]) > 2',
+  prometheusURL: "http://prometheus.istio-system.svc:9090",
+};
+
+type Spec = Record<string, unknown>;
+const invalid: { name: string; spec: Spec; metadataName?: string; message: RegExp }[] = [
+  { name: "no image", spec: { ...seedSpec, image: undefined }, message: /spec\.image: Required value/ },
+  {
+    name: "not an image reference",
+    spec: { ...seedSpec, image: "Not An Image!" },
+    message: /image must be a container image reference/,
+  },
+  {
+    name: "port 0",
+    spec: { ...seedSpec, imageListenPort: 0 },
+    message: /imageListenPort: Invalid value: 0: spec\.imageListenPort in body should be greater than or equal to 1/,
+  },
+  {
+    name: "port above 65535",
+    spec: { ...seedSpec, imageListenPort: 70000 },
+    message: /imageListenPort.*less than or equal to 65535/,
+  },
+  {
+    name: "testReplicas above replicas",
+    spec: { ...seedSpec, replicas: 1, testReplicas: 2 },
+    message: /testReplicas must not be greater than replicas/,
+  },
+  { name: "negative replicas", spec: { ...seedSpec, replicas: -1 }, message: /replicas.*greater than or equal to 1/ },
+  {
+    name: "ftp Prometheus URL",
+    spec: { ...seedSpec, prometheusURL: "ftp://prometheus:9090" },
+    message: /prometheusURL must be an http\(s\) URL/,
+  },
+  {
+    name: "Prometheus URL that is no URL",
+    spec: { ...seedSpec, prometheusURL: "prometheus 9090" },
+    message: /prometheusURL must be an http\(s\) URL/,
+  },
+  {
+    name: "stepWeight above maxWeight",
+    spec: { ...seedSpec, analysis: { stepWeight: 60, maxWeight: 50 } },
+    message: /stepWeight must not be greater than analysis\.maxWeight/,
+  },
+  {
+    name: "interval in words",
+    spec: { ...seedSpec, analysis: { interval: "30 seconds" } },
+    message: /interval must be a duration between 1s and 24h/,
+  },
+  {
+    name: "interval too short",
+    spec: { ...seedSpec, analysis: { interval: "100ms" } },
+    message: /interval must be a duration between 1s and 24h/,
+  },
+  {
+    name: "weights not increasing",
+    spec: { ...seedSpec, analysis: { stepWeights: [30, 20, 40] } },
+    message: /stepWeights must be strictly increasing/,
+  },
+  {
+    name: "weight above 100",
+    spec: { ...seedSpec, analysis: { stepWeights: [50, 101] } },
+    message: /stepWeights\[1\].*less than or equal to 100/,
+  },
+  {
+    name: "metric without query",
+    spec: { ...seedSpec, analysis: { metrics: [{ name: "latency", max: 5 }] } },
+    message: /a metric needs a query unless its name is a built-in/,
+  },
+  {
+    name: "metric without bounds",
+    spec: { ...seedSpec, analysis: { metrics: [{ name: "request-success-rate" }] } },
+    message: /a metric needs min, max or both/,
+  },
+  {
+    name: "metric min above max",
+    spec: { ...seedSpec, analysis: { metrics: [{ name: "request-duration", min: 9, max: 1 }] } },
+    message: /min must not be greater than its max/,
+  },
+  {
+    name: "threshold 0",
+    spec: { ...seedSpec, analysis: { threshold: 0 } },
+    message: /threshold.*greater than or equal to 1/,
+  },
+  {
+    name: "pod label the controller owns",
+    spec: { ...seedSpec, pod: { labels: { "canaryapp.io/track": "primary" } } },
+    message: /pod\.labels must not set canaryapp\.io/,
+  },
+  {
+    name: "env with value and valueFrom",
+    spec: {
+      ...seedSpec,
+      pod: { env: [{ name: "A", value: "1", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] },
+    },
+    message: /takes value or valueFrom, not both/,
+  },
+  {
+    name: "unknown phase in a typo'd field type",
+    spec: { ...seedSpec, replicas: "two" },
+    message: /spec\.replicas: Invalid value: "string": spec\.replicas in body must be of type integer/,
+  },
+  {
+    name: "name too long for its children",
+    metadataName: "a".repeat(53),
+    spec: seedSpec,
+    message: /at most 52 characters/,
+  },
+];
+
+describe("CanaryApp API validation", () => {
+  const kc = testKubeConfig();
+  let apps: ReturnType<typeof canaryApps>;
+
+  before(async () => {
+    apps = canaryApps(kc, await createTestNamespace(kc, "crd"));
+  });
+
+  test("the seed manifest is accepted unchanged apart from apiVersion, and gets the schema's defaults", async () => {
+    const created = await apps.create({ metadata: { name: "canaryapp-sample" }, spec: seedSpec });
+    assert.deepEqual(
+      { ...created.spec, analysis: undefined, service: undefined },
+      { ...seedSpec, analysis: undefined, service: undefined },
+    );
+    assert.deepEqual(created.spec.analysis, {
+      interval: "30s",
+      stepWeight: 10,
+      maxWeight: 50,
+      threshold: 1,
+      progressDeadlineSeconds: 600,
+      failWhenPrometheusFails: true,
+      manualPromotion: false,
+    });
+    assert.deepEqual(created.spec.service, { port: 80 });
+  });
+
+  test("a full spec with every optional section is accepted", async () => {
+    await apps.create({
+      metadata: { name: "full" },
+      spec: {
+        ...seedSpec,
+        image: "registry.example.com:5000/team/app:v2@sha256:" + "a".repeat(64),
+        prometheus: { timeoutSeconds: 10, secretRef: { name: "prom-auth" } },
+        analysis: {
+          interval: "1m30s",
+          stepWeights: [5, 25, 50, 100],
+          threshold: 3,
+          manualPromotion: true,
+          metrics: [
+            { name: "request-success-rate", min: 99 },
+            { name: "request-duration", max: 500 },
+            { name: "queue-depth", query: 'max(queue_depth{app="{{name}}"})', max: 100 },
+          ],
+        },
+        service: { port: 8080, hosts: ["app.example.com"], gateways: ["istio-system/public"] },
+        pod: {
+          labels: { team: "payments" },
+          annotations: { "sidecar.istio.io/inject": "true" },
+          env: [{ name: "MODE", value: "fast" }],
+          resources: { requests: { cpu: "100m", memory: "64Mi" }, limits: { memory: "128Mi" } },
+          readinessProbe: { httpGet: { path: "/healthz", port: 8088 } },
+        },
+      },
+    });
+  });
+
+  for (const [index, bad] of invalid.entries()) {
+    test(`rejects: ${bad.name}`, async () => {
+      const name = bad.metadataName ?? `bad-${index}`;
+      const error = await apps.create({ metadata: { name }, spec: bad.spec as unknown as CanaryApp["spec"] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(error, `${bad.name}: the API server accepted it`);
+      const message = rejectionMessage(error);
+      assert.match(message, bad.message);
+    });
+  }
+});

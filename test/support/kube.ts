@@ -1,0 +1,81 @@
+import { randomBytes } from "node:crypto";
+import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { GROUP, PLURAL, VERSION } from "../../src/api/types.js";
+import type { CanaryApp } from "../../src/api/types.js";
+
+/** The KubeConfig of the control plane a test runs against (set by e2e/cluster/with-cluster). */
+export function testKubeConfig(): KubeConfig {
+  const path = process.env["KUBECONFIG"];
+  if (!path) throw new Error("KUBECONFIG is not set: run these tests with `make test-integration` or `make test-e2e`");
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
+}
+
+/** A fresh namespace for one test file, so files never see each other's objects. */
+export async function createTestNamespace(kc: KubeConfig, prefix: string): Promise<string> {
+  const name = `${prefix}-${randomBytes(3).toString("hex")}`;
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  return name;
+}
+
+/** Typed access to CanaryApps in one namespace. */
+export function canaryApps(kc: KubeConfig, namespace: string) {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const ref = { group: GROUP, version: VERSION, plural: PLURAL, namespace };
+  return {
+    create: async (app: Omit<CanaryApp, "apiVersion" | "kind">) =>
+      (await api.createNamespacedCustomObject({
+        ...ref,
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: "CanaryApp", ...app },
+      })) as CanaryApp,
+    get: async (name: string) => (await api.getNamespacedCustomObject({ ...ref, name })) as CanaryApp,
+    delete: async (name: string) => {
+      await api.deleteNamespacedCustomObject({ ...ref, name });
+    },
+    patchSpec: async (name: string, spec: Partial<CanaryApp["spec"]>) =>
+      (await api.patchNamespacedCustomObject({ ...ref, name, body: { spec } })) as CanaryApp,
+    annotate: async (name: string, annotations: Record<string, string | null>) =>
+      (await api.patchNamespacedCustomObject({ ...ref, name, body: { metadata: { annotations } } })) as CanaryApp,
+  };
+}
+
+/** The API server's message for a rejected request, for asserting on what a user would read. */
+export function rejectionMessage(error: unknown): string {
+  if (error instanceof ApiException) {
+    const body: unknown = typeof error.body === "string" ? safeJson(error.body) : error.body;
+    const message = (body as { message?: unknown } | undefined)?.message;
+    return typeof message === "string" ? message : String(error.body);
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Polls until `check` returns a value other than undefined, or fails with the last reason. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  { timeoutMs = 20_000, intervalMs = 100 } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
