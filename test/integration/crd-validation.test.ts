@@ -117,7 +117,7 @@ const invalid: { name: string; spec: Spec; metadataName?: string; message: RegEx
   {
     name: "name too long for its children",
     metadataName: "a".repeat(53),
-    spec: seedSpec,
+    spec: { ...seedSpec },
     message: /at most 52 characters/,
   },
 ];

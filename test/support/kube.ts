@@ -74,7 +74,7 @@ export async function eventually<T>(
       last = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: last });
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
