@@ -1,0 +1,88 @@
+import type { ResolvedSpec } from "../api/defaults.js";
+import type { BuiltinMetric } from "../api/types.js";
+import { BUILTIN_QUERIES, unknownTemplateVariables } from "./templates.js";
+
+/**
+ * How a check's query is judged:
+ * - "seed": the query selects failing series (the original `prometheusQuery`); any result fails the step.
+ * - "threshold": the query returns one number that must lie within min/max.
+ */
+export type CheckMode = "seed" | "threshold";
+
+/** One check of an analysis: a query template (see templates.ts) and how its outcome is judged. */
+export interface AnalysisCheck {
+  name: string;
+  mode: CheckMode;
+  /** PromQL with `{{variable}}` placeholders; render it with `renderQuery` before running it. */
+  query: string;
+  min?: number;
+  max?: number;
+}
+
+/** The name under which the seed-compatible `spec.prometheusQuery` appears in status and events. */
+export const SEED_CHECK_NAME = "prometheusQuery";
+
+/** The check used when a spec names none: at least 99 % of the secondary's requests succeed. */
+export const DEFAULT_SUCCESS_RATE_MIN = 99;
+
+function isBuiltin(name: string): name is BuiltinMetric {
+  return name in BUILTIN_QUERIES;
+}
+
+/**
+ * The checks of one analysis, in the order the results must come back: the seed query first (if set),
+ * then each metric. A built-in metric takes its query from the templates unless it gives its own. A spec
+ * without any check still gets one, so that no image is ever promoted unmeasured.
+ */
+export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
+  const checks: AnalysisCheck[] = [];
+  if (spec.prometheusQuery !== undefined && spec.prometheusQuery.trim() !== "") {
+    checks.push({ name: SEED_CHECK_NAME, mode: "seed", query: spec.prometheusQuery });
+  }
+  for (const metric of spec.analysis.metrics) {
+    const query = metric.query ?? (isBuiltin(metric.name) ? BUILTIN_QUERIES[metric.name] : undefined);
+    // The schema requires a query for custom metrics; a metric that slipped through is reported by
+    // checkProblems and never run.
+    if (query === undefined) continue;
+    checks.push({
+      name: metric.name,
+      mode: "threshold",
+      query,
+      ...(metric.min !== undefined ? { min: metric.min } : {}),
+      ...(metric.max !== undefined ? { max: metric.max } : {}),
+    });
+  }
+  if (checks.length === 0 && spec.analysis.metrics.length === 0) {
+    checks.push({
+      name: "request-success-rate",
+      mode: "threshold",
+      query: BUILTIN_QUERIES["request-success-rate"],
+      min: DEFAULT_SUCCESS_RATE_MIN,
+    });
+  }
+  return checks;
+}
+
+/**
+ * What makes the analysis of a spec impossible to run, as sentences (empty when it can run). The schema
+ * catches most mistakes; these are the ones it cannot see, such as an unknown `{{variable}}`.
+ */
+export function checkProblems(spec: ResolvedSpec): string[] {
+  const problems: string[] = [];
+  for (const metric of spec.analysis.metrics) {
+    if (metric.query === undefined && !isBuiltin(metric.name)) {
+      problems.push(`metric ${metric.name} needs a query (it is not a built-in metric)`);
+    }
+    if (metric.min === undefined && metric.max === undefined) {
+      problems.push(`metric ${metric.name} needs min, max or both`);
+    }
+  }
+  for (const check of analysisChecks(spec)) {
+    const unknown = unknownTemplateVariables(check.query);
+    if (unknown.length > 0) {
+      const names = unknown.map((name) => `{{${name}}}`).join(", ");
+      problems.push(`the query of ${check.name} uses unknown template variable ${names}`);
+    }
+  }
+  return problems;
+}

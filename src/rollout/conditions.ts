@@ -1,0 +1,28 @@
+import type { Condition } from "../api/types.js";
+
+/** A condition as the planner wants it; lastTransitionTime is managed by setCondition. */
+export type ConditionUpdate = Omit<Condition, "lastTransitionTime">;
+
+/** The condition of a type, if present. */
+export function findCondition(conditions: readonly Condition[] | undefined, type: string): Condition | undefined {
+  return conditions?.find((condition) => condition.type === type);
+}
+
+/**
+ * The conditions with `update` set. lastTransitionTime changes only when the status does (True/False/
+ * Unknown), as Kubernetes conventions ask, so that a status that did not change compares equal. Other
+ * conditions keep their place; a new one is appended.
+ */
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  update: ConditionUpdate,
+  now: string,
+): Condition[] {
+  const list = conditions ?? [];
+  const existing = findCondition(list, update.type);
+  const lastTransitionTime =
+    existing !== undefined && existing.status === update.status ? existing.lastTransitionTime : now;
+  const next: Condition = { ...update, lastTransitionTime };
+  if (existing === undefined) return [...list, next];
+  return list.map((condition) => (condition.type === update.type ? next : condition));
+}

@@ -1,0 +1,75 @@
+import type { ResolvedSpec } from "../api/defaults.js";
+import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
+import { checkProblems } from "./checks.js";
+import type { Requests } from "./requests.js";
+import { readRequests } from "./requests.js";
+import { timestamp } from "./time.js";
+import type { Observation, PlannedEvent, PlanInput } from "./types.js";
+
+/** How the last test ended, when it ended in this plan: becomes the Progressing condition. */
+export interface Ending {
+  reason: string;
+  message: string;
+  image: string;
+}
+
+/** The working state of one plan: the input, the status being built, and what the plan has decided so far. */
+export interface PlanContext {
+  readonly app: CanaryApp;
+  readonly spec: ResolvedSpec;
+  readonly observed: Observation;
+  readonly now: Date;
+  /** `now` as status stores it. */
+  readonly at: string;
+  /** The status as it was (never modified). */
+  readonly previous: CanaryAppStatus;
+  /** The next status, edited in place (a deep copy: the input is never touched). */
+  readonly status: CanaryAppStatus;
+  readonly requests: Requests;
+  /** Why the spec's analysis cannot run; empty when it can. */
+  readonly problems: string[];
+  readonly events: PlannedEvent[];
+  readonly removeAnnotations: string[];
+  ended: Ending | undefined;
+  /** The current step's analysis is due and no result was given: the reconciler should run the checks. */
+  analysisWanted: boolean;
+}
+
+export function createContext(input: PlanInput): PlanContext {
+  const previous = input.app.status ?? {};
+  return {
+    app: input.app,
+    spec: input.spec,
+    observed: input.observed,
+    now: input.now,
+    at: timestamp(input.now),
+    previous,
+    status: structuredClone(previous),
+    requests: readRequests(input.app.metadata.annotations, input.spec.image),
+    problems: checkProblems(input.spec),
+    events: [],
+    removeAnnotations: [],
+    ended: undefined,
+    analysisWanted: false,
+  };
+}
+
+export function emit(ctx: PlanContext, type: PlannedEvent["type"], reason: string, message: string): void {
+  ctx.events.push({ type, reason, message });
+}
+
+/** Marks a one-shot request annotation as handled, so the reconciler removes it. */
+export function consume(ctx: PlanContext, annotation: string): void {
+  if (!ctx.removeAnnotations.includes(annotation)) ctx.removeAnnotations.push(annotation);
+}
+
+export function consumed(ctx: PlanContext, annotation: string): boolean {
+  return ctx.removeAnnotations.includes(annotation);
+}
+
+/** The kubectl command (with namespace) that sets an annotation on this app. */
+export function annotateCommand(ctx: PlanContext, annotation: string, value: string): string {
+  const { name, namespace } = ctx.app.metadata;
+  const ns = namespace !== undefined ? ` -n ${namespace}` : "";
+  return `kubectl annotate canaryapp ${name ?? "NAME"}${ns} ${annotation}=${value} --overwrite`;
+}

@@ -1,0 +1,110 @@
+import type { CanaryState } from "../api/types.js";
+import { ANNOTATIONS } from "../api/types.js";
+import type { PlanContext } from "./context.js";
+import { annotateCommand, consume, emit } from "./context.js";
+import { findFailedImage, forgetFailedImage } from "./failed-images.js";
+import { enterPromoting, isTesting, startRollback, stepLabel } from "./lifecycle.js";
+import { secondaryReady } from "./observation.js";
+
+/*
+ * The manual controls (annotations) and spec.image changes, applied to a running test before its stage
+ * moves on. Each acts once: its effect is recorded in status, so a replay of the same plan finds nothing
+ * left to do. Promote and abort are removed once handled.
+ */
+
+/** `retry=IMAGE`: forget that IMAGE failed, so that a spec naming it is tested again. */
+export function handleRetry(ctx: PlanContext): void {
+  const image = ctx.requests.retry;
+  if (image === undefined) return;
+  consume(ctx, ANNOTATIONS.retry);
+  if (findFailedImage(ctx.status.failedImages, image) === undefined) return;
+  ctx.status.failedImages = forgetFailedImage(ctx.status.failedImages, image);
+  emit(
+    ctx,
+    "Normal",
+    "RetryRequested",
+    `${image} is no longer recorded as failed; it is tested when spec.image names it`,
+  );
+}
+
+/**
+ * `abort`: roll back now and record the image as failed (reason Aborted), so it is not tested again
+ * until retried. During Promoting this also returns the primary to the last promoted image: a rollout of
+ * the image it ran before, as the way out of a promotion that cannot finish.
+ */
+export function handleAbort(ctx: PlanContext, canary: CanaryState): void {
+  if (!ctx.requests.abort) return;
+  consume(ctx, ANNOTATIONS.abort);
+  if (!isTesting(canary.stage) && canary.stage !== "Promoting") return;
+  const primary = ctx.status.primaryImage ?? "the previous image";
+  const message =
+    canary.stage === "Promoting"
+      ? `aborted with the ${ANNOTATIONS.abort} annotation during promotion; the primary returns to ${primary}`
+      : `aborted with the ${ANNOTATIONS.abort} annotation`;
+  startRollback(ctx, canary, { result: "Aborted", reason: "Aborted", message });
+}
+
+/** `promote`: skip the remaining steps and hand the image to the primary, if the secondary proved ready. */
+export function handlePromote(ctx: PlanContext, canary: CanaryState): void {
+  if (!ctx.requests.promote) return;
+  consume(ctx, ANNOTATIONS.promote);
+  if (canary.stage === "RollingBack") {
+    emit(ctx, "Warning", "NothingToPromote", `${canary.image} is being rolled back; nothing to promote`);
+    return;
+  }
+  if (!isTesting(canary.stage)) return; // already promoting or promoted
+  if (canary.image !== ctx.spec.image) {
+    emit(ctx, "Warning", "PromoteRejected", `not promoting ${canary.image}: spec.image changed to ${ctx.spec.image}`);
+    return;
+  }
+  if (!secondaryReady(ctx.observed, canary.image)) {
+    const again = annotateCommand(ctx, ANNOTATIONS.promote, "now");
+    emit(
+      ctx,
+      "Warning",
+      "PromoteRejected",
+      `not promoting ${canary.image}: the secondary is not ready with it; once it is: ${again}`,
+    );
+    return;
+  }
+  const message = `promoted on request (${ANNOTATIONS.promote}) at ${stepLabel(ctx, canary)}`;
+  enterPromoting(ctx, canary, "PromotedManually", message);
+  emit(ctx, "Normal", "PromotedManually", `promoting ${canary.image} to the primary: ${message}`);
+}
+
+/**
+ * spec.image no longer names the image under test: end this test cleanly (traffic back to the primary,
+ * no failure recorded). A new test of spec.image starts once the route shows the secondary drained.
+ */
+export function handleImageChange(ctx: PlanContext, canary: CanaryState): void {
+  if (!isTesting(canary.stage) || ctx.spec.image === canary.image) return;
+  const message =
+    ctx.spec.image === ctx.status.primaryImage
+      ? `spec.image is back to ${ctx.spec.image}, the primary's image; ending the test of ${canary.image}`
+      : `spec.image changed to ${ctx.spec.image}; ending the test of ${canary.image} first`;
+  startRollback(ctx, canary, { result: "Superseded", reason: "Superseded", message });
+}
+
+/**
+ * `paused` holds a test where it is: no step, no analysis, no deadline. On resume the step timer restarts,
+ * so the next analysis covers a whole interval of traffic at the current weight.
+ */
+export function handlePause(ctx: PlanContext, canary: CanaryState): void {
+  if (!isTesting(canary.stage)) {
+    delete canary.pausedAt;
+    return;
+  }
+  if (ctx.requests.paused && canary.pausedAt === undefined) {
+    canary.pausedAt = ctx.at;
+    emit(
+      ctx,
+      "Normal",
+      "Paused",
+      `paused the test of ${canary.image} ${stepLabel(ctx, canary)}; remove the ${ANNOTATIONS.paused} annotation to resume`,
+    );
+  } else if (!ctx.requests.paused && canary.pausedAt !== undefined) {
+    delete canary.pausedAt;
+    canary.stepStartedAt = ctx.at;
+    emit(ctx, "Normal", "Resumed", `resumed the test of ${canary.image} ${stepLabel(ctx, canary)}`);
+  }
+}

@@ -1,0 +1,122 @@
+import type { CanaryStage, CanaryState } from "../api/types.js";
+import type { PlanContext } from "./context.js";
+import { emit } from "./context.js";
+import { recordFailedImage } from "./failed-images.js";
+import { trafficDrained } from "./observation.js";
+
+/** The stages in which the image is still under test: they can be paused, promoted early or superseded. */
+export function isTesting(stage: CanaryStage): boolean {
+  return stage === "WaitingForSecondary" || stage === "Stepping" || stage === "AwaitingPromotion";
+}
+
+/** The ending stages: traffic returns to the primary, then the secondary goes. */
+export function isEnding(stage: CanaryStage): boolean {
+  return stage === "Finalising" || stage === "RollingBack";
+}
+
+/** "at step 3 of 5" (steps count from 1 for people), or "before the first step". */
+export function stepLabel(ctx: PlanContext, canary: CanaryState): string {
+  const total = ctx.spec.analysis.weights.length;
+  return canary.step < 0 ? "before the first step" : `at step ${Math.min(canary.step, total - 1) + 1} of ${total}`;
+}
+
+/** Starts a test of spec.image: the secondary is requested, no traffic goes to it until it is ready. */
+export function startTest(ctx: PlanContext): CanaryState {
+  const canary: CanaryState = {
+    image: ctx.spec.image,
+    stage: "WaitingForSecondary",
+    step: -1,
+    startedAt: ctx.at,
+    stepStartedAt: ctx.at,
+    failedChecks: 0,
+  };
+  ctx.status.canary = canary;
+  emit(
+    ctx,
+    "Normal",
+    "TestStarted",
+    `testing ${canary.image} on the secondary; ${ctx.status.primaryImage ?? "the primary"} keeps all traffic until it is ready`,
+  );
+  return canary;
+}
+
+/** Why a test ends without promotion. */
+export interface TestFailure {
+  result: "Failed" | "Aborted" | "Superseded";
+  reason: string;
+  message: string;
+  metric?: string;
+  value?: number;
+}
+
+/**
+ * Ends a test without promoting it: all traffic to the primary, the secondary removed once the route shows
+ * it carries nothing. A failure is written to failedImages now, at the decision, not when the rollback
+ * completes: the reconciler persists this status before acting, so a controller killed mid-rollback
+ * cannot lose it. A superseded image did not fail and is not recorded.
+ */
+export function startRollback(ctx: PlanContext, canary: CanaryState, failure: TestFailure): void {
+  canary.stage = "RollingBack";
+  canary.stepStartedAt = ctx.at;
+  delete canary.pausedAt;
+  canary.outcome = { result: failure.result, reason: failure.reason, message: failure.message };
+  if (failure.result === "Superseded") {
+    emit(ctx, "Normal", "TestSuperseded", failure.message);
+    return;
+  }
+  ctx.status.failedImages = recordFailedImage(ctx.status.failedImages, {
+    image: canary.image,
+    failedAt: ctx.at,
+    reason: failure.reason,
+    message: failure.message,
+    ...(failure.metric !== undefined ? { metric: failure.metric } : {}),
+    ...(failure.value !== undefined ? { value: failure.value } : {}),
+  });
+  emit(ctx, "Warning", "RollingBack", `rolling back ${canary.image} (${failure.reason}): ${failure.message}`);
+}
+
+/** Hands the tested image to the primary. The weights hold while the primary rolls out. */
+export function enterPromoting(
+  ctx: PlanContext,
+  canary: CanaryState,
+  reason: "AnalysisPassed" | "PromotedManually",
+  message: string,
+): void {
+  canary.stage = "Promoting";
+  canary.stepStartedAt = ctx.at;
+  delete canary.pausedAt;
+  canary.outcome = { result: "Promoted", reason, message };
+}
+
+/** The primary runs the tested image: it becomes the primary image, and traffic goes back to the primary. */
+export function enterFinalising(ctx: PlanContext, canary: CanaryState): void {
+  canary.stage = "Finalising";
+  canary.stepStartedAt = ctx.at;
+  ctx.status.primaryImage = canary.image;
+  ctx.status.lastPromotion = { image: canary.image, time: ctx.at };
+  emit(ctx, "Normal", "PrimaryUpdated", `the primary runs ${canary.image}; moving all traffic to it`);
+}
+
+/**
+ * Completes an ending test once the route is observed sending nothing to the secondary: only then may the
+ * secondary go (plan.secondary null), so that no request is sent to pods being deleted.
+ */
+export function finishIfDrained(ctx: PlanContext, canary: CanaryState): void {
+  if (!isEnding(canary.stage) || !trafficDrained(ctx.observed)) return;
+  delete ctx.status.canary;
+  const primary = ctx.status.primaryImage ?? canary.image;
+  if (canary.stage === "Finalising") {
+    const message = `promoted ${canary.image}: the primary runs it and takes all traffic`;
+    emit(ctx, "Normal", "Promoted", message);
+    ctx.ended = { reason: "Promoted", message, image: canary.image };
+    return;
+  }
+  const outcome = canary.outcome ?? { result: "Failed", reason: "RolledBack", message: "the test ended" };
+  if (outcome.result === "Superseded") {
+    ctx.ended = { reason: "Superseded", message: outcome.message, image: canary.image };
+    return;
+  }
+  const message = `rolled back ${canary.image} (${outcome.reason}): ${outcome.message}; traffic is back on ${primary}`;
+  emit(ctx, "Warning", "RolledBack", message);
+  ctx.ended = { reason: outcome.result === "Aborted" ? "Aborted" : "RolledBack", message, image: canary.image };
+}

@@ -1,0 +1,99 @@
+import type { CanaryAppStatus, CanaryState, FailedImage, Phase } from "../api/types.js";
+import { describeResult, judgeAnalysis } from "./analysis.js";
+import { stepWeight } from "./steps.js";
+
+/** What the status sentence is made from. Nothing here depends on the clock, so it changes only with the state. */
+export interface MessageFacts {
+  phase: Phase;
+  status: CanaryAppStatus;
+  /** The weight sequence and analysis settings of the spec. */
+  weights: readonly number[];
+  threshold: number;
+  failWhenPrometheusFails: boolean;
+  /** The secondary's planned weight. */
+  secondaryWeight: number;
+  secondaryReady: boolean;
+  /** The failed record of spec.image, when phase is Failed. */
+  failed: FailedImage | undefined;
+  problems: readonly string[];
+  promotionOverdue: boolean;
+  progressDeadlineSeconds: number;
+  commands: { retry: string; promote: string; abort: string; resume: string };
+}
+
+function stepText(canary: CanaryState, weights: readonly number[]): string {
+  return `step ${Math.min(canary.step, weights.length - 1) + 1} of ${weights.length}`;
+}
+
+function lastAnalysisText(facts: MessageFacts, canary: CanaryState): string {
+  const last = canary.lastAnalysis;
+  if (last === undefined) return "";
+  if (last.passed) return `; last analysis passed (${last.metrics.map(describeResult).join(", ")})`;
+  const verdict = judgeAnalysis(last.metrics, facts.failWhenPrometheusFails);
+  const failures = last.metrics.filter((m) => !m.passed).map(describeResult);
+  if (verdict.kind === "inconclusive") return `; last analysis inconclusive (${verdict.message})`;
+  return `; last analysis failed (${failures.join(", ")}), ${canary.failedChecks} of ${facts.threshold} failed checks`;
+}
+
+function testingMessage(facts: MessageFacts, canary: CanaryState): string {
+  const image = canary.image;
+  if (canary.stage === "WaitingForSecondary") {
+    return `Testing ${image}: waiting for the secondary to become available.`;
+  }
+  if (canary.stage === "AwaitingPromotion") {
+    const weight = stepWeight(facts.weights, canary.step);
+    const held = facts.secondaryReady ? `${weight}% of traffic on the secondary` : "the secondary is not ready";
+    return `${image} passed all ${facts.weights.length} steps (${held}); promote it with: ${facts.commands.promote}`;
+  }
+  const traffic = facts.secondaryReady
+    ? `${facts.secondaryWeight}% of traffic on the secondary`
+    : "the secondary is not ready, so it gets no traffic";
+  return `Testing ${image}: ${stepText(canary, facts.weights)}, ${traffic}${lastAnalysisText(facts, canary)}.`;
+}
+
+function canaryMessage(facts: MessageFacts, canary: CanaryState): string {
+  const primary = facts.status.primaryImage ?? "the primary";
+  const image = canary.image;
+  switch (canary.stage) {
+    case "WaitingForSecondary":
+    case "Stepping":
+    case "AwaitingPromotion": {
+      if (facts.phase === "Invalid") {
+        return `Holding the test of ${image}: the spec cannot be acted on: ${facts.problems.join("; ")}.`;
+      }
+      if (canary.pausedAt === undefined) return testingMessage(facts, canary);
+      const where = canary.step < 0 ? "before the first step" : `at ${stepText(canary, facts.weights)}`;
+      return `Paused testing ${image} ${where} (${facts.secondaryWeight}% of traffic on the secondary); resume with: ${facts.commands.resume}`;
+    }
+    case "Promoting": {
+      const share = `the secondary keeps ${facts.secondaryWeight}% of traffic meanwhile`;
+      if (facts.promotionOverdue) {
+        return `Promoting ${image}: the primary has not finished rolling it out within ${facts.progressDeadlineSeconds}s (${share}); still waiting. To return the primary to ${primary}: ${facts.commands.abort}`;
+      }
+      return `Promoting ${image}: the primary is rolling it out; ${share}.`;
+    }
+    case "Finalising":
+      return `Promoted ${image} on the primary; moving all traffic to it before removing the secondary.`;
+    case "RollingBack": {
+      const outcome = canary.outcome;
+      if (outcome?.result === "Superseded") {
+        return `Ending the test of ${image} (${outcome.message}); moving all traffic to the primary (${primary}).`;
+      }
+      return `Rolling back ${image}: ${outcome?.message ?? "the test failed"}; moving all traffic to ${primary}.`;
+    }
+  }
+}
+
+/** The sentence in status.message that says what is going on. */
+export function statusMessage(facts: MessageFacts): string {
+  const canary = facts.status.canary;
+  if (canary !== undefined) return canaryMessage(facts, canary);
+  const primary = facts.status.primaryImage ?? "the image";
+  if (facts.phase === "Invalid") return `The spec cannot be acted on: ${facts.problems.join("; ")}.`;
+  if (facts.phase === "Initializing") return `Starting ${primary} on the primary; waiting for it to become available.`;
+  const f = facts.failed;
+  if (facts.phase === "Failed" && f !== undefined) {
+    return `Rolled back ${f.image}: ${f.message}; traffic is back on ${primary}. It failed at ${f.failedAt} (${f.reason}); to test it again: ${facts.commands.retry}`;
+  }
+  return `${primary} runs on the primary and takes all traffic.`;
+}

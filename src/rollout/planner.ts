@@ -1,0 +1,251 @@
+import type { CanaryState, Condition } from "../api/types.js";
+import { ANNOTATIONS, CONDITION } from "../api/types.js";
+import type { PlanContext } from "./context.js";
+import { annotateCommand, consume, consumed, createContext, emit } from "./context.js";
+import { setCondition } from "./conditions.js";
+import { handleAbort, handleImageChange, handlePause, handlePromote, handleRetry } from "./controls.js";
+import { findFailedImage } from "./failed-images.js";
+import { finishIfDrained, isEnding, startTest } from "./lifecycle.js";
+import { statusMessage } from "./message.js";
+import { primaryRunning, secondaryReady } from "./observation.js";
+import { derivePhase } from "./phase.js";
+import { requeueAfterSeconds } from "./requeue.js";
+import { PROMOTION_OVERDUE, advanceStage, promotionOverdue } from "./stages.js";
+import { secondaryWeight, splitWeights } from "./steps.js";
+import type { Observation, Plan, PlanInput } from "./types.js";
+
+/** The input of `analysisDue`: a plan's input before the checks have run. */
+export type AnalysisDueInput = Omit<PlanInput, "observed"> & { observed: Omit<Observation, "analysis"> };
+
+/**
+ * Everything a reconcile should make true, from the CanaryApp (its status is the whole rollout state), the
+ * observed children and the time. Pure: no I/O, no clock, no randomness; `input.app` is never modified.
+ *
+ * The reconciler persists `plan.status` before it acts, so the status is the record of what should be:
+ * a plan run again on its own status and the same observation gives the same plan and no new events.
+ */
+export function plan(input: PlanInput): Plan {
+  return evaluate(input).plan;
+}
+
+/**
+ * Whether the reconciler should run the checks before calling `plan`: the test is stepping, not paused,
+ * the secondary is ready and the current step has lasted one interval. It runs the same decisions as
+ * `plan`, so the two never disagree.
+ */
+export function analysisDue(input: AnalysisDueInput): boolean {
+  const { secondary, primary, routedWeights } = input.observed;
+  return evaluate({ ...input, observed: { primary, secondary, routedWeights } }).analysisWanted;
+}
+
+function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean } {
+  const ctx = createContext(input);
+  settlePrimaryImage(ctx);
+  handleRetry(ctx);
+  const running = ctx.status.canary;
+  if (running !== undefined) runTest(ctx, running);
+  if (ctx.status.canary === undefined) rest(ctx);
+  return { plan: assemble(ctx), analysisWanted: ctx.analysisWanted };
+}
+
+/**
+ * The primary image is the source of truth for what the primary runs. Without one, a running primary is
+ * adopted as it is; on a first deploy spec.image goes straight to the primary (there is nothing to test
+ * it against).
+ */
+function settlePrimaryImage(ctx: PlanContext): void {
+  if (ctx.status.primaryImage !== undefined) return;
+  const running = ctx.observed.primary?.image;
+  if (running !== undefined) {
+    ctx.status.primaryImage = running;
+    emit(ctx, "Normal", "Adopted", `adopted ${running}, which the primary Deployment runs`);
+  } else {
+    ctx.status.primaryImage = ctx.spec.image;
+    emit(ctx, "Normal", "Initializing", `deploying ${ctx.spec.image} on the primary (the first image is not tested)`);
+  }
+}
+
+function runTest(ctx: PlanContext, canary: CanaryState): void {
+  handleAbort(ctx, canary);
+  handlePromote(ctx, canary);
+  handleImageChange(ctx, canary);
+  handlePause(ctx, canary);
+  const stage = canary.stage;
+  advanceStage(ctx, canary);
+  // A test that reached its end stage in this plan may already be drained (e.g. no traffic was on it).
+  if (ctx.status.canary !== undefined && !isEnding(stage)) finishIfDrained(ctx, canary);
+}
+
+/** No test runs: consume stray requests, and start a test when spec.image asks for one. */
+function rest(ctx: PlanContext): void {
+  if (ctx.requests.promote && !consumed(ctx, ANNOTATIONS.promote)) {
+    consume(ctx, ANNOTATIONS.promote);
+    emit(ctx, "Warning", "NothingToPromote", "no test is running; nothing to promote");
+  }
+  if (ctx.requests.abort) consume(ctx, ANNOTATIONS.abort);
+  const image = ctx.spec.image;
+  if (image === ctx.status.primaryImage) return;
+  const failed = findFailedImage(ctx.status.failedImages, image);
+  if (failed !== undefined) {
+    // Said once per spec generation; a rollback that just recorded it has said it already.
+    const alreadySaid =
+      (ctx.previous.phase === "Failed" && ctx.previous.observedGeneration === ctx.app.metadata.generation) ||
+      ctx.ended?.image === image;
+    if (!alreadySaid) {
+      emit(
+        ctx,
+        "Warning",
+        "FailedImage",
+        `not testing ${image}: it failed at ${failed.failedAt} (${failed.reason}: ${failed.message}); to test it again: ${annotateCommand(ctx, ANNOTATIONS.retry, image)}`,
+      );
+    }
+    return;
+  }
+  if (ctx.problems.length > 0) return;
+  const canary = startTest(ctx);
+  handlePause(ctx, canary);
+  // The secondary may already run this image (a Deployment reused or left over): no need to wait for an event.
+  advanceStage(ctx, canary);
+}
+
+function assemble(ctx: PlanContext): Plan {
+  const { status, spec, observed } = ctx;
+  const canary = status.canary;
+  const primaryImage = status.primaryImage ?? spec.image;
+  const ready = canary !== undefined && secondaryReady(observed, canary.image);
+  const weights = splitWeights(secondaryWeight(canary, spec.analysis.weights, ready));
+  const overdue = canary !== undefined && promotionOverdue(ctx, canary);
+  const invalid = ctx.problems.length > 0;
+  const specImageFailed = spec.image !== primaryImage && findFailedImage(status.failedImages, spec.image) !== undefined;
+
+  status.weights = weights;
+  const generation = ctx.app.metadata.generation;
+  if (generation !== undefined) status.observedGeneration = generation;
+  status.phase = derivePhase({
+    canary,
+    specImageFailed,
+    primaryRunning: primaryRunning(observed, primaryImage),
+    invalid,
+  });
+  status.conditions = conditions(ctx, overdue);
+  status.message = statusMessage({
+    phase: status.phase,
+    status,
+    weights: spec.analysis.weights,
+    threshold: spec.analysis.threshold,
+    failWhenPrometheusFails: spec.analysis.failWhenPrometheusFails,
+    secondaryWeight: weights.secondary,
+    secondaryReady: ready,
+    failed: specImageFailed ? findFailedImage(status.failedImages, spec.image) : undefined,
+    problems: ctx.problems,
+    promotionOverdue: overdue,
+    progressDeadlineSeconds: spec.analysis.progressDeadlineSeconds,
+    commands: {
+      retry: annotateCommand(ctx, ANNOTATIONS.retry, spec.image),
+      promote: annotateCommand(ctx, ANNOTATIONS.promote, "now"),
+      abort: annotateCommand(ctx, ANNOTATIONS.abort, "now"),
+      resume: `kubectl annotate canaryapp ${ctx.app.metadata.name ?? "NAME"}${ctx.app.metadata.namespace !== undefined ? ` -n ${ctx.app.metadata.namespace}` : ""} ${ANNOTATIONS.paused}-`,
+    },
+  });
+
+  const requeue = requeueAfterSeconds({
+    canary,
+    analysis: spec.analysis,
+    secondaryReady: ready,
+    invalid,
+    now: ctx.now,
+  });
+  return {
+    // Only the image this test proved may reach the primary, and only once promotion began.
+    primary: { image: canary?.stage === "Promoting" ? canary.image : primaryImage, replicas: spec.replicas },
+    secondary: canary !== undefined ? { image: canary.image, replicas: spec.testReplicas } : null,
+    weights,
+    status,
+    events: ctx.events,
+    removeAnnotations: ctx.removeAnnotations,
+    ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}),
+  };
+}
+
+function conditions(ctx: PlanContext, overdue: boolean): Condition[] {
+  const { status, observed, at } = ctx;
+  const generation = ctx.app.metadata.generation;
+  const gen = generation !== undefined ? { observedGeneration: generation } : {};
+  let list = status.conditions ?? [];
+
+  const primary = observed.primary;
+  list = setCondition(
+    list,
+    primary === null
+      ? {
+          type: CONDITION.Ready,
+          status: "False",
+          reason: "PrimaryMissing",
+          message: "the primary Deployment does not exist yet",
+          ...gen,
+        }
+      : primary.available
+        ? {
+            type: CONDITION.Ready,
+            status: "True",
+            reason: "PrimaryAvailable",
+            message: `the primary runs ${primary.image} and is available`,
+            ...gen,
+          }
+        : {
+            type: CONDITION.Ready,
+            status: "False",
+            reason: "PrimaryNotAvailable",
+            message: `the primary (${primary.image}) is not available yet`,
+            ...gen,
+          },
+    at,
+  );
+
+  const canary = status.canary;
+  const previous = list.find((c) => c.type === CONDITION.Progressing);
+  if (canary !== undefined) {
+    const reason = overdue ? PROMOTION_OVERDUE : canary.stage;
+    list = setCondition(
+      list,
+      { type: CONDITION.Progressing, status: "True", reason, message: `testing ${canary.image}`, ...gen },
+      at,
+    );
+  } else if (ctx.ended !== undefined) {
+    list = setCondition(
+      list,
+      { type: CONDITION.Progressing, status: "False", reason: ctx.ended.reason, message: ctx.ended.message, ...gen },
+      at,
+    );
+  } else if (previous === undefined) {
+    list = setCondition(
+      list,
+      { type: CONDITION.Progressing, status: "False", reason: "NoTest", message: "no test has run yet", ...gen },
+      at,
+    );
+  } else if (previous.status === "True") {
+    // A test vanished from status without ending here (status edited by hand): say so rather than keep True.
+    list = setCondition(
+      list,
+      { type: CONDITION.Progressing, status: "False", reason: "NoTest", message: "no test is running", ...gen },
+      at,
+    );
+  } else {
+    list = setCondition(list, { ...previous, ...gen }, at);
+  }
+
+  list = setCondition(
+    list,
+    ctx.problems.length > 0
+      ? {
+          type: CONDITION.InvalidSpec,
+          status: "True",
+          reason: "InvalidAnalysis",
+          message: ctx.problems.join("; "),
+          ...gen,
+        }
+      : { type: CONDITION.InvalidSpec, status: "False", reason: "Valid", message: "the spec can be acted on", ...gen },
+    at,
+  );
+  return list;
+}

@@ -1,0 +1,34 @@
+import type { CanaryState } from "../api/types.js";
+import type { Weights } from "./types.js";
+
+/** The secondary's weight at a step: the step's entry in the sequence, 0 before the first step. */
+export function stepWeight(weights: readonly number[], step: number): number {
+  if (step < 0 || weights.length === 0) return 0;
+  // A spec edited mid-test may have fewer steps than the test has passed: hold the highest weight.
+  return weights[Math.min(step, weights.length - 1)] ?? 0;
+}
+
+/**
+ * The weight the secondary gets in a state. Traffic goes to the secondary only while it is observed ready
+ * with the image under test, and only in the stages that test it or hand over to the primary; every
+ * other state routes everything to the primary.
+ */
+export function secondaryWeight(canary: CanaryState | undefined, weights: readonly number[], ready: boolean): number {
+  if (canary === undefined || !ready) return 0;
+  switch (canary.stage) {
+    case "Stepping":
+    case "AwaitingPromotion":
+    case "Promoting":
+      return stepWeight(weights, canary.step);
+    case "WaitingForSecondary":
+    case "Finalising":
+    case "RollingBack":
+      return 0;
+  }
+}
+
+/** A split that always sums to 100: the secondary's share clamped to a whole 0..100, the rest to the primary. */
+export function splitWeights(secondary: number): Weights {
+  const share = Number.isFinite(secondary) ? Math.min(100, Math.max(0, Math.round(secondary))) : 0;
+  return { primary: 100 - share, secondary: share };
+}

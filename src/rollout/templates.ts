@@ -1,0 +1,104 @@
+import type { ResolvedSpec } from "../api/defaults.js";
+import { InvalidSpecError } from "../api/errors.js";
+import type { CanaryApp } from "../api/types.js";
+import { childNames } from "../resources/meta.js";
+
+/** The values a query template may use, as `{{name}}`. */
+export interface TemplateVars {
+  /** The CanaryApp's name. */
+  name: string;
+  namespace: string;
+  /** The primary Deployment (and Istio workload): `<name>-primary`. */
+  primary: string;
+  /** The secondary Deployment (and Istio workload): `<name>-secondary`. */
+  secondary: string;
+  /** The Service every route points at: `<name>`. */
+  service: string;
+  /** The range of the built-in rate() windows, as a Prometheus duration such as "30s". */
+  interval: string;
+}
+
+/** Every variable a template may name; anything else is a spec error. */
+export const TEMPLATE_VARIABLES: readonly (keyof TemplateVars)[] = [
+  "name",
+  "namespace",
+  "primary",
+  "secondary",
+  "service",
+  "interval",
+];
+
+/**
+ * The shortest rate() window the templates get. rate() needs two samples inside its window, so the window
+ * must span at least two scrapes: 10s holds two samples for any scrape interval up to 5s. With Prometheus'
+ * usual 15s (or 1m default) scrape, set `analysis.interval` to at least twice the scrape interval, or the
+ * built-in metrics find no data and the step fails ("NoData": missing data never promotes).
+ * The window is otherwise exactly the analysis interval: it then covers the current step only, and not the
+ * traffic of an earlier test whose pods carried the same workload name.
+ */
+export const MIN_QUERY_WINDOW_SECONDS = 10;
+
+/** Built-in Istio standard metrics, measured where the secondary's sidecar receives requests. */
+export const BUILTIN_QUERIES = {
+  /** Percentage of requests to the secondary that did not answer 5xx. */
+  "request-success-rate":
+    'sum(rate(istio_requests_total{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{secondary}}",response_code!~"5.*"}[{{interval}}])) / sum(rate(istio_requests_total{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{secondary}}"}[{{interval}}])) * 100',
+  /** 99th percentile of the secondary's request duration, in milliseconds. */
+  "request-duration":
+    'histogram_quantile(0.99, sum(rate(istio_request_duration_milliseconds_bucket{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{secondary}}"}[{{interval}}])) by (le))',
+} as const;
+
+/** A query template names a variable that does not exist: the spec is invalid (shown, not retried). */
+export class TemplateError extends InvalidSpecError {
+  constructor(message: string) {
+    super(message);
+    this.name = "TemplateError";
+  }
+}
+
+const PLACEHOLDER = /\{\{(.*?)\}\}/g;
+
+function isVariable(name: string): name is keyof TemplateVars {
+  return (TEMPLATE_VARIABLES as readonly string[]).includes(name);
+}
+
+/** The placeholders of a template that are not known variables (spaces inside the braces are allowed). */
+export function unknownTemplateVariables(template: string): string[] {
+  const unknown: string[] = [];
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    const name = (match[1] ?? "").trim();
+    if (!isVariable(name) && !unknown.includes(name)) unknown.push(name);
+  }
+  return unknown;
+}
+
+/** Substitutes `{{variable}}` placeholders; throws a TemplateError naming any unknown variable. */
+export function renderQuery(template: string, vars: TemplateVars): string {
+  const unknown = unknownTemplateVariables(template);
+  if (unknown.length > 0) {
+    const names = unknown.map((name) => `{{${name}}}`).join(", ");
+    throw new TemplateError(
+      `unknown template variable ${names} in query; known: ${TEMPLATE_VARIABLES.map((v) => `{{${v}}}`).join(" ")}`,
+    );
+  }
+  return template.replace(PLACEHOLDER, (_whole, name: string) => vars[name.trim() as keyof TemplateVars]);
+}
+
+/** The Prometheus range for an analysis interval: the interval in whole seconds, at least the minimum window. */
+export function queryWindow(intervalSeconds: number): string {
+  return `${Math.ceil(Math.max(intervalSeconds, MIN_QUERY_WINDOW_SECONDS))}s`;
+}
+
+/** The template values for one CanaryApp. */
+export function templateVars(app: CanaryApp, spec: ResolvedSpec): TemplateVars {
+  const name = app.metadata.name ?? "";
+  const names = childNames(name);
+  return {
+    name,
+    namespace: app.metadata.namespace ?? "default",
+    primary: names.primary,
+    secondary: names.secondary,
+    service: names.service,
+    interval: queryWindow(spec.analysis.intervalSeconds),
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * Time arithmetic on status timestamps. Status keeps ISO strings; the planner's clock is `input.now`.
+ * An unreadable timestamp counts as the epoch, so whatever waits on it is due at once rather than never:
+ * a controller that stalls forever on a damaged status is worse than one that moves on.
+ */
+
+/** The form every timestamp in status takes. */
+export function timestamp(now: Date): string {
+  return now.toISOString();
+}
+
+function millis(time: string): number {
+  const parsed = Date.parse(time);
+  return Number.isNaN(parsed) ? 0 : parsed;
+}
+
+/** True once `seconds` have passed since `since`. */
+export function hasElapsed(now: Date, since: string, seconds: number): boolean {
+  return now.getTime() >= millis(since) + seconds * 1000;
+}
+
+/** Seconds from now until `seconds` after `since` (negative when already past). */
+export function secondsUntil(now: Date, since: string, seconds: number): number {
+  return (millis(since) + seconds * 1000 - now.getTime()) / 1000;
+}
