@@ -1,0 +1,150 @@
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type CustomObjectsApi,
+  type KubernetesObject,
+  type KubernetesObjectApi,
+} from "@kubernetes/client-node";
+import { FIELD_MANAGER } from "../api/types.js";
+import { isNotFound, toError } from "./errors.js";
+import { mergePatchFrom } from "./merge-patch.js";
+
+/** Names one object of any kind. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}
+
+/** Names one namespaced custom object by its resource (plural), as the custom objects API wants it. */
+export interface CustomObjectRef {
+  group: string;
+  version: string;
+  plural: string;
+  namespace: string;
+  name: string;
+}
+
+/** The subset of KubernetesObjectApi these helpers use (tests may pass a stand-in). */
+export type ObjectClient = Pick<KubernetesObjectApi, "patch" | "delete">;
+
+/** The subset of CustomObjectsApi these helpers use. */
+export type StatusClient = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
+
+function describeRef(ref: { kind: string; namespace?: string; name: string }): string {
+  return `${ref.kind} ${ref.namespace !== undefined ? `${ref.namespace}/` : ""}${ref.name}`;
+}
+
+function refOf(obj: KubernetesObject): { kind: string; namespace?: string; name: string } {
+  return { kind: obj.kind ?? "object", namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? "(unnamed)" };
+}
+
+/**
+ * Server-side applies `obj` under {@link FIELD_MANAGER} with force, so this controller owns every field it
+ * sets and takes fields back from anyone who changed them. `obj` should hold only the fields the controller
+ * means to own (no status, no resourceVersion unless a precondition is wanted). Returns the object as
+ * stored. Errors name the object.
+ */
+export async function serverSideApply<T extends KubernetesObject>(
+  api: ObjectClient,
+  obj: T,
+  options: { dryRun?: boolean } = {},
+): Promise<T> {
+  try {
+    return await api.patch(
+      obj,
+      undefined,
+      options.dryRun === true ? "All" : undefined,
+      FIELD_MANAGER,
+      true,
+      PatchStrategy.ServerSideApply,
+    );
+  } catch (error) {
+    throw toError(error, `${describeRef(refOf(obj))}: apply`);
+  }
+}
+
+/**
+ * Deletes the object with background propagation (dependents are collected after it). Returns false if it
+ * did not exist: a missing object is the wanted state, not an error.
+ */
+export async function deleteIfExists(api: ObjectClient, ref: ObjectRef): Promise<boolean> {
+  try {
+    await api.delete(
+      { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } },
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      "Background",
+    );
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw toError(error, `${describeRef(ref)}: delete`);
+  }
+}
+
+export interface PatchStatusOptions {
+  /**
+   * Precondition: the write fails with 409 Conflict unless the object still has this resourceVersion, so a
+   * status computed from a stale read never overwrites a newer one.
+   */
+  resourceVersion?: string;
+  /**
+   * The status as it was read. Keys it has and `status` lacks are sent as `null` and so removed; without it
+   * the patch only adds and changes keys.
+   */
+  previous?: unknown;
+}
+
+/**
+ * Writes a custom object's `/status` with a JSON merge patch. Pass the complete next status with
+ * `previous` (and usually `resourceVersion`) to make the stored status equal to it.
+ */
+export async function patchStatus(
+  api: StatusClient,
+  ref: CustomObjectRef,
+  status: object,
+  options: PatchStatusOptions = {},
+): Promise<unknown> {
+  const body: Record<string, unknown> = {
+    status: options.previous !== undefined ? mergePatchFrom(options.previous, status) : status,
+  };
+  if (options.resourceVersion !== undefined) body.metadata = { resourceVersion: options.resourceVersion };
+  try {
+    return (await api.patchNamespacedCustomObjectStatus(
+      { group: ref.group, version: ref.version, plural: ref.plural, namespace: ref.namespace, name: ref.name, body },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    )) as unknown;
+  } catch (error) {
+    throw toError(error, `${ref.plural}.${ref.group} ${ref.namespace}/${ref.name}: status patch`);
+  }
+}
+
+/**
+ * Sets or removes metadata annotations with a JSON merge patch: a string sets the annotation, `null`
+ * removes it. With `resourceVersion` the patch is conditional (409 Conflict if the object changed).
+ */
+export async function patchMetadataAnnotations(
+  api: ObjectClient,
+  ref: ObjectRef,
+  annotations: Record<string, string | null>,
+  options: { resourceVersion?: string } = {},
+): Promise<void> {
+  const metadata: Record<string, unknown> = { name: ref.name, namespace: ref.namespace, annotations };
+  if (options.resourceVersion !== undefined) metadata.resourceVersion = options.resourceVersion;
+  try {
+    await api.patch(
+      { apiVersion: ref.apiVersion, kind: ref.kind, metadata },
+      undefined,
+      undefined,
+      FIELD_MANAGER,
+      undefined,
+      PatchStrategy.MergePatch,
+    );
+  } catch (error) {
+    throw toError(error, `${describeRef(ref)}: annotate`);
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Error classification for calls to the Kubernetes API. The client rejects with `ApiException`
+ * (`.code`, `.body` holding the Status as text or as an object), watches fail with an `Error` carrying
+ * `.statusCode`, and the network layer throws `TypeError("fetch failed")` with a `cause` that has a
+ * `code` such as ECONNREFUSED. Retry decisions read these helpers instead of guessing at shapes.
+ */
+
+/** An API server rejection, with the HTTP status and the `reason` of the returned Status. */
+export class KubeApiError extends Error {
+  /** The HTTP status code (same name as the client's ApiException, so `.code` checks keep working). */
+  readonly code: number;
+  /** Status.reason, e.g. NotFound, Conflict, AlreadyExists, Invalid; empty when the body had none. */
+  readonly reason: string;
+
+  constructor(message: string, code: number, reason: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "KubeApiError";
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+const NETWORK_ERROR_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CLOSED",
+]);
+
+/** Statuses a retry will not fix: the request itself is wrong or not allowed. */
+const TERMINAL_STATUSES = new Set([400, 401, 403, 405, 406, 413, 415, 422]);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/** The HTTP status of an API error (ApiException `.code`, watch `.statusCode`), if any. */
+export function statusCodeOf(error: unknown): number | undefined {
+  if (!isRecord(error)) return undefined;
+  for (const field of ["code", "statusCode"] as const) {
+    const value = error[field];
+    if (typeof value === "number" && value >= 100 && value < 600) return value;
+  }
+  return undefined;
+}
+
+/** The Status object an API error carries, parsed when the client kept it as text. */
+function statusBodyOf(error: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(error)) return undefined;
+  const body = error.body;
+  if (isRecord(body)) return body;
+  if (typeof body === "string" && body.startsWith("{")) {
+    try {
+      const parsed: unknown = JSON.parse(body);
+      return isRecord(parsed) ? parsed : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Turns anything thrown into an `Error`. API rejections become a {@link KubeApiError} whose message is the
+ * Status message (the client's own message dumps the headers); `context` (e.g. "Deployment ns/name: apply")
+ * prefixes the message so that the error names the object.
+ */
+export function toError(error: unknown, context?: string): Error {
+  const prefix = context !== undefined ? `${context}: ` : "";
+  const code = statusCodeOf(error);
+  if (code !== undefined && !(error instanceof KubeApiError)) {
+    const body = statusBodyOf(error);
+    const reason = typeof body?.reason === "string" ? body.reason : "";
+    let detail = `HTTP ${code}`;
+    if (typeof body?.message === "string" && body.message !== "") detail = `${body.message} (HTTP ${code})`;
+    else if (error instanceof Error && !error.message.startsWith("HTTP-Code"))
+      detail = `${error.message} (HTTP ${code})`;
+    return new KubeApiError(`${prefix}${detail}`, code, reason, { cause: error });
+  }
+  if (error instanceof Error) {
+    if (context === undefined) return error;
+    if (error instanceof KubeApiError) {
+      return new KubeApiError(`${prefix}${error.message}`, error.code, error.reason, { cause: error });
+    }
+    return new Error(`${prefix}${error.message}`, { cause: error });
+  }
+  if (isRecord(error) && typeof error.message === "string") {
+    return new Error(`${prefix}${error.message}`, { cause: error });
+  }
+  return new Error(`${prefix}${String(error)}`, { cause: error });
+}
+
+/** 404: the object (or its namespace, or its kind) does not exist. */
+export function isNotFound(error: unknown): boolean {
+  return statusCodeOf(error) === 404;
+}
+
+/** 409: a resourceVersion precondition failed or the object already exists. */
+export function isConflict(error: unknown): boolean {
+  return statusCodeOf(error) === 409;
+}
+
+/** 410: the resourceVersion a watch asked for is too old; the cache must be listed again. */
+export function isGone(error: unknown): boolean {
+  return statusCodeOf(error) === 410;
+}
+
+/** A network failure below HTTP: no response at all, so the request may succeed when repeated. */
+export function isNetworkError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; isRecord(e) && depth < 5; e = e.cause, depth++) {
+    if (typeof e.code === "string" && NETWORK_ERROR_CODES.has(e.code)) return true;
+    if (e.name === "TimeoutError" || e.name === "AbortError") return true;
+    if (e instanceof TypeError && e.message === "fetch failed") return true;
+  }
+  return false;
+}
+
+/**
+ * Worth retrying as is: network failures, 408 timeouts, 409 conflicts (re-read and try again),
+ * 429 throttling and 5xx.
+ */
+export function isTransient(error: unknown): boolean {
+  const code = statusCodeOf(error);
+  if (code === undefined) return isNetworkError(error);
+  return code === 408 || code === 409 || code === 429 || code >= 500;
+}
+
+/** The request is wrong or forbidden (400, 401, 403, 405, 406, 413, 415, 422): repeating it cannot help. */
+export function isTerminal(error: unknown): boolean {
+  const code = statusCodeOf(error);
+  return code !== undefined && TERMINAL_STATUSES.has(code);
+}
