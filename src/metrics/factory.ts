@@ -1,0 +1,162 @@
+/**
+ * One provider per distinct connection. An app's connection is its `spec.prometheusURL` (or the
+ * controller's default), the timeout from `spec.prometheus.timeoutSeconds`, and credentials and CA from the
+ * Secret named by `spec.prometheus.secretRef`. The Secret is read through a function the caller passes, so
+ * this module needs no Kubernetes client (the reconciler hands in an informer-cache lookup).
+ */
+import { createHash } from "node:crypto";
+import type { Logger } from "pino";
+import { DEFAULTS } from "../api/defaults.js";
+import type { CanaryApp } from "../api/types.js";
+import { PrometheusConfigError } from "./errors.js";
+import type { MetricsProvider } from "./provider.js";
+import { PrometheusProvider, safeEndpoint, type PrometheusAuth } from "./prometheus.js";
+import type { RetryPolicy } from "./retry.js";
+
+/** What the controller's configuration supplies for every app. */
+export interface ProviderDefaults {
+  /** Used when an app sets no `spec.prometheusURL`. */
+  prometheusURL?: string | undefined;
+  retry?: Partial<RetryPolicy>;
+  log?: Logger;
+}
+
+/** The part of a core/v1 Secret that is read: `data` values are base64, as the API returns them. */
+export interface SecretData {
+  data?: Record<string, string> | undefined;
+}
+
+/** Looks a Secret up; resolves null/undefined when it does not exist. */
+export type SecretReader = (namespace: string, name: string) => Promise<SecretData | null | undefined>;
+
+/** Keys read from the Secret named by `spec.prometheus.secretRef`. */
+export const SECRET_KEYS = { token: "token", username: "username", password: "password", ca: "ca.crt" } as const;
+
+/** Everything that makes two providers different. */
+export interface ConnectionSettings {
+  endpoint: string;
+  timeoutMs: number;
+  auth?: PrometheusAuth;
+  caPem?: string;
+}
+
+/** Providers are few (usually one) but a rotated Secret leaves its old entry behind: keep the newest. */
+const MAX_CACHED = 64;
+const cache = new Map<string, MetricsProvider>();
+
+/** Forgets every cached provider. */
+export function clearProviderCache(): void {
+  cache.clear();
+}
+
+function appKey(app: CanaryApp): string {
+  return `${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`;
+}
+
+/** Reads the app's connection settings; throws `PrometheusConfigError` naming the app when they cannot work. */
+export async function connectionFor(
+  app: CanaryApp,
+  defaults: ProviderDefaults,
+  readSecret: SecretReader,
+): Promise<ConnectionSettings> {
+  const key = appKey(app);
+  const endpoint = app.spec.prometheusURL ?? defaults.prometheusURL;
+  if (!endpoint) {
+    throw new PrometheusConfigError(
+      `CanaryApp ${key}: no Prometheus URL: set spec.prometheusURL or the controller's default`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch (err) {
+    throw new PrometheusConfigError(`CanaryApp ${key}: spec.prometheusURL is not a valid URL`, { cause: err });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new PrometheusConfigError(`CanaryApp ${key}: Prometheus URL ${safeEndpoint(endpoint)} must be http or https`);
+  }
+  const timeoutMs = (app.spec.prometheus?.timeoutSeconds ?? DEFAULTS.prometheusTimeoutSeconds) * 1000;
+  const settings: ConnectionSettings = { endpoint, timeoutMs };
+
+  const secretName = app.spec.prometheus?.secretRef?.name;
+  if (!secretName) return settings;
+  const namespace = app.metadata.namespace ?? "default";
+  let secret: SecretData | null | undefined;
+  try {
+    secret = await readSecret(namespace, secretName);
+  } catch (err) {
+    throw new Error(`CanaryApp ${key}: reading Secret ${namespace}/${secretName} failed`, { cause: err });
+  }
+  if (!secret) {
+    throw new PrometheusConfigError(
+      `CanaryApp ${key}: Secret ${namespace}/${secretName} (spec.prometheus.secretRef) not found`,
+    );
+  }
+  const value = (name: string): string | undefined => {
+    const encoded = secret.data?.[name];
+    return encoded === undefined ? undefined : Buffer.from(encoded, "base64").toString("utf8");
+  };
+  const token = value(SECRET_KEYS.token)?.trim();
+  const username = value(SECRET_KEYS.username);
+  const password = value(SECRET_KEYS.password);
+  // A token wins over basic auth when both are present, as a bearer token is the more specific setting.
+  if (token) settings.auth = { bearerToken: token };
+  else if (username !== undefined) {
+    if (password === undefined) {
+      throw new PrometheusConfigError(
+        `CanaryApp ${key}: Secret ${namespace}/${secretName} has "${SECRET_KEYS.username}" but no "${SECRET_KEYS.password}"`,
+      );
+    }
+    settings.auth = { username, password };
+  }
+  const caPem = value(SECRET_KEYS.ca);
+  if (caPem) settings.caPem = caPem;
+  return settings;
+}
+
+/** A digest of the settings, so the cache's keys hold no credentials in clear. */
+function cacheKey(settings: ConnectionSettings, retry: Partial<RetryPolicy> | undefined): string {
+  return createHash("sha256")
+    .update(
+      JSON.stringify([
+        settings.endpoint,
+        settings.timeoutMs,
+        settings.auth ?? null,
+        settings.caPem ?? null,
+        retry ?? null,
+      ]),
+    )
+    .digest("hex");
+}
+
+/**
+ * The provider for `app`'s Prometheus, shared by every app with the same URL, timeout, credentials and CA.
+ * Throws `PrometheusConfigError` when the URL is missing or malformed, or the Secret is missing or incomplete;
+ * a plain `Error` (with the reader's rejection as cause) when the Secret could not be read.
+ */
+export async function providerFor(
+  app: CanaryApp,
+  defaults: ProviderDefaults,
+  readSecret: SecretReader,
+): Promise<MetricsProvider> {
+  const settings = await connectionFor(app, defaults, readSecret);
+  const key = cacheKey(settings, defaults.retry);
+  const cached = cache.get(key);
+  if (cached) {
+    // Re-inserted so the map's order is least recently used first.
+    cache.delete(key);
+    cache.set(key, cached);
+    return cached;
+  }
+  const provider = new PrometheusProvider({
+    ...settings,
+    ...(defaults.retry ? { retry: defaults.retry } : {}),
+    ...(defaults.log ? { log: defaults.log.child({ prometheus: safeEndpoint(settings.endpoint) }) } : {}),
+  });
+  cache.set(key, provider);
+  for (const oldest of cache.keys()) {
+    if (cache.size <= MAX_CACHED) break;
+    cache.delete(oldest);
+  }
+  return provider;
+}

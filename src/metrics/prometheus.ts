@@ -1,0 +1,139 @@
+import { Agent as HttpsAgent } from "node:https";
+import type { Logger } from "pino";
+import { PrometheusDriver } from "prometheus-query";
+import { PrometheusConfigError, toPrometheusError } from "./errors.js";
+import type { DataOutcome, MetricsProvider } from "./provider.js";
+import { respellInfinities, toOutcome } from "./result.js";
+import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from "./retry.js";
+
+/** How to authenticate to Prometheus: a bearer token, or HTTP basic auth. */
+export type PrometheusAuth = { bearerToken: string } | { username: string; password: string };
+
+export interface PrometheusProviderOptions {
+  /** Base URL of Prometheus, e.g. `http://prometheus.istio-system:9090`; a path prefix is kept. */
+  endpoint: string;
+  /** Limit for one attempt (client side, and passed to Prometheus as the evaluation timeout). */
+  timeoutMs?: number;
+  auth?: PrometheusAuth;
+  /** PEM bundle that verifies Prometheus' certificate, in place of the system's roots. */
+  caPem?: string;
+  retry?: Partial<RetryPolicy>;
+  /** The evaluation time of instant queries. */
+  now?: () => Date;
+  log?: Logger;
+}
+
+export const DEFAULT_TIMEOUT_MS = 5_000;
+
+/** A bounded excerpt of a non-Prometheus error body (a proxy's HTML page, a plain-text message). */
+function describeBody(data: unknown, statusText: unknown): string {
+  if (typeof data === "string" && data.trim() !== "" && !data.trimStart().startsWith("<")) {
+    return data.trim().replace(/\s+/g, " ").slice(0, 200);
+  }
+  return typeof statusText === "string" && statusText !== "" ? statusText : "no detail";
+}
+
+/** The endpoint as it may appear in messages and logs: no user info, no query string. */
+export function safeEndpoint(endpoint: string): string {
+  try {
+    const url = new URL(endpoint);
+    url.username = "";
+    url.password = "";
+    url.search = "";
+    url.hash = "";
+    return url.toString().replace(/\/$/, "");
+  } catch {
+    return "(invalid URL)";
+  }
+}
+
+/**
+ * A `MetricsProvider` over Prometheus' HTTP API (prometheus-query's `PrometheusDriver`): instant queries,
+ * transient failures retried per `RetryPolicy`, every failure a typed `PrometheusError`.
+ */
+export class PrometheusProvider implements MetricsProvider {
+  /** The endpoint without credentials, as it appears in error messages. */
+  readonly endpoint: string;
+  private readonly driver: PrometheusDriver;
+  private readonly policy: RetryPolicy;
+  private readonly evaluationTimeout: string;
+  private readonly now: () => Date;
+  private readonly log: Logger | undefined;
+
+  constructor(options: PrometheusProviderOptions) {
+    this.endpoint = safeEndpoint(options.endpoint);
+    let url: URL;
+    try {
+      url = new URL(options.endpoint);
+    } catch (err) {
+      throw new PrometheusConfigError(`Prometheus URL is not a valid URL`, { cause: err });
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new PrometheusConfigError(`Prometheus ${this.endpoint}: the URL must be http or https`);
+    }
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.evaluationTimeout = `${Math.max(1, Math.round(timeoutMs))}ms`;
+    this.now = options.now ?? (() => new Date());
+    this.log = options.log;
+
+    const headers: Record<string, string> = {};
+    // Basic auth is set as a header rather than the driver's `auth`, which drops an empty password.
+    if (options.auth && "bearerToken" in options.auth) headers.Authorization = `Bearer ${options.auth.bearerToken}`;
+    if (options.auth && "username" in options.auth) {
+      const pair = `${options.auth.username}:${options.auth.password}`;
+      headers.Authorization = `Basic ${Buffer.from(pair, "utf8").toString("base64")}`;
+    }
+    const httpsAgent = options.caPem ? new HttpsAgent({ ca: options.caPem }) : undefined;
+
+    this.driver = new PrometheusDriver({
+      endpoint: options.endpoint,
+      headers,
+      timeout: timeoutMs,
+      // The driver exposes no TLS settings; its axios instance takes an agent per request.
+      requestInterceptor: {
+        onFulfilled: (config) => {
+          if (httpsAgent) config.httpsAgent = httpsAgent;
+          return config;
+        },
+      },
+      responseInterceptor: {
+        onFulfilled: (response) => {
+          respellInfinities(response.data);
+          return response;
+        },
+        onRejected: (error: unknown) => {
+          // The driver drops the HTTP status of an error whose body is not Prometheus JSON (a proxy's
+          // 502 page, a plain "Too Many Requests"), leaving 500 and 400 indistinguishable. Give such
+          // bodies Prometheus' error shape so the status survives to the classification.
+          const response = (error as { response?: { data?: unknown; status?: unknown; statusText?: unknown } })
+            .response;
+          if (
+            response &&
+            (typeof response.data !== "object" || response.data === null || !("status" in response.data))
+          ) {
+            response.data = { status: "error", errorType: "", error: describeBody(response.data, response.statusText) };
+          }
+          throw error;
+        },
+      },
+    });
+  }
+
+  query(promql: string): Promise<DataOutcome> {
+    return retryTransient(() => this.queryOnce(promql), this.policy, this.log, {
+      prometheus: this.endpoint,
+      query: promql,
+    });
+  }
+
+  private async queryOnce(promql: string): Promise<DataOutcome> {
+    let result;
+    try {
+      result = await this.driver.instantQuery(promql, this.now(), this.evaluationTimeout);
+    } catch (rejection) {
+      throw toPrometheusError(rejection, this.endpoint);
+    }
+    return toOutcome(result, this.endpoint);
+  }
+}
