@@ -1,0 +1,263 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { CanaryStage } from "../api/types.js";
+import { ANNOTATIONS } from "../api/types.js";
+import {
+  V1,
+  V2,
+  V3,
+  afterPersist,
+  deployment,
+  failing,
+  iso,
+  reasons,
+  routed,
+  runPlan,
+  scenarioInput,
+  testing,
+  type Scenario,
+} from "./fixtures.test-helpers.js";
+import { analysisDue } from "./planner.js";
+
+const paused = { [ANNOTATIONS.paused]: "true" };
+
+function at(stage: CanaryStage, step: number, extra: Partial<Scenario> = {}): Scenario {
+  const weight = step < 0 ? 0 : ([10, 20, 30, 40, 50][step] ?? 0);
+  return {
+    image: V2,
+    status: testing({ stage, step }),
+    observed: { secondary: deployment(V2), routedWeights: routed(weight) },
+    now: 40,
+    ...extra,
+  };
+}
+
+describe("pause and resume", () => {
+  test("paused during a step: recorded, steps and analysis held, weights held", () => {
+    const s = at("Stepping", 2, { annotations: paused });
+    const p = runPlan(s);
+    assert.equal(p.status.canary?.pausedAt, iso(40));
+    assert.equal(p.status.canary?.step, 2);
+    assert.deepEqual(p.weights, { primary: 70, secondary: 30 });
+    assert.equal(p.status.phase, "Paused");
+    assert.deepEqual(reasons(p), ["Paused"]);
+    assert.equal(p.requeueAfterSeconds, undefined);
+    assert.match(p.status.message ?? "", /canaryapp\.io\/paused-/);
+    const { analysis: _a, ...observed } = scenarioInput(s).observed;
+    assert.equal(analysisDue({ ...scenarioInput(s), observed }), false, "no analysis while paused");
+  });
+
+  test("still paused later: nothing happens, not even the progress deadline", () => {
+    const s = at("Stepping", 2, { annotations: paused });
+    const first = runPlan(s);
+    const later = runPlan({
+      ...afterPersist(s, first),
+      observed: { secondary: deployment(V2, false), routedWeights: routed(30) },
+      now: 5000,
+    });
+    assert.equal(later.status.canary?.stage, "Stepping");
+    assert.equal(later.weights.secondary, 0, "safety still applies: no traffic to a secondary that is not ready");
+  });
+
+  test("paused while waiting for the secondary: the first step waits too", () => {
+    const p = runPlan(at("WaitingForSecondary", -1, { annotations: paused }));
+    assert.equal(p.status.canary?.stage, "WaitingForSecondary");
+    assert.equal(p.weights.secondary, 0);
+  });
+
+  test("paused=false is not a pause", () => {
+    const p = runPlan(at("Stepping", 2, { annotations: { [ANNOTATIONS.paused]: "false" } }));
+    assert.equal(p.status.canary?.pausedAt, undefined);
+  });
+
+  test("annotation removed: resumed, and the step timer restarts", () => {
+    const s = at("Stepping", 2, { now: 900 });
+    s.status = testing({ stage: "Stepping", step: 2, pausedAt: iso(40) });
+    const p = runPlan(s);
+    assert.equal(p.status.canary?.pausedAt, undefined);
+    assert.equal(p.status.canary?.stepStartedAt, iso(900));
+    assert.deepEqual(reasons(p), ["Resumed"]);
+    assert.equal(p.status.phase, "Progressing");
+    assert.equal(p.requeueAfterSeconds, 30);
+  });
+});
+
+describe("promote now", () => {
+  const promote = { [ANNOTATIONS.promote]: "now" };
+
+  for (const [stage, step] of [
+    ["Stepping", 1],
+    ["AwaitingPromotion", 4],
+    ["WaitingForSecondary", -1],
+  ] as const) {
+    test(`during ${stage} with the secondary ready: Promoting now, annotation removed`, () => {
+      const p = runPlan(at(stage, step, { annotations: promote }));
+      assert.equal(p.status.canary?.stage, "Promoting");
+      assert.deepEqual(p.primary, { image: V2, replicas: 3 });
+      assert.deepEqual(reasons(p), ["PromotedManually"]);
+      assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.promote]);
+      assert.equal(p.status.canary?.outcome?.reason, "PromotedManually");
+    });
+  }
+
+  test("while paused it still promotes", () => {
+    const s = at("Stepping", 1, { annotations: { ...promote, ...paused } });
+    const p = runPlan(s);
+    assert.equal(p.status.canary?.stage, "Promoting");
+    assert.equal(p.status.canary?.pausedAt, undefined);
+  });
+
+  test("a secondary that is not ready is not promoted", () => {
+    const p = runPlan(
+      at("Stepping", 1, {
+        annotations: promote,
+        observed: { secondary: deployment(V2, false), routedWeights: routed(20) },
+      }),
+    );
+    assert.equal(p.status.canary?.stage, "Stepping");
+    assert.deepEqual(p.primary, { image: V1, replicas: 3 });
+    assert.deepEqual(reasons(p), ["PromoteRejected", "SecondaryNotReady"]);
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.promote]);
+  });
+
+  test("outside a test: removed with a warning", () => {
+    const p = runPlan({ image: V1, status: { primaryImage: V1 }, annotations: promote });
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.promote]);
+    assert.deepEqual(
+      p.events.map((e) => [e.type, e.reason]),
+      [["Warning", "NothingToPromote"]],
+    );
+  });
+
+  test("while promoting already: removed quietly", () => {
+    const p = runPlan(
+      at("Promoting", 4, {
+        annotations: promote,
+        observed: { primary: deployment(V1, false, 3), secondary: deployment(V2), routedWeights: routed(50) },
+      }),
+    );
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.promote]);
+    assert.deepEqual(p.events, []);
+  });
+});
+
+describe("abort", () => {
+  const abort = { [ANNOTATIONS.abort]: "now" };
+
+  test("during a test: rolled back, and the image is recorded as Aborted", () => {
+    const p = runPlan(at("Stepping", 2, { annotations: abort }));
+    assert.equal(p.status.canary?.stage, "RollingBack");
+    assert.equal(p.status.canary?.outcome?.result, "Aborted");
+    assert.equal(p.status.failedImages?.[0]?.image, V2);
+    assert.equal(p.status.failedImages?.[0]?.reason, "Aborted");
+    assert.deepEqual(p.weights, { primary: 100, secondary: 0 });
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.abort]);
+    assert.deepEqual(reasons(p), ["RollingBack"]);
+  });
+
+  test("during promotion: the primary returns to the last promoted image", () => {
+    const p = runPlan(
+      at("Promoting", 4, {
+        annotations: abort,
+        observed: { primary: deployment(V2, false, 3), secondary: deployment(V2), routedWeights: routed(50) },
+      }),
+    );
+    assert.equal(p.status.canary?.stage, "RollingBack");
+    assert.deepEqual(p.primary, { image: V1, replicas: 3 });
+    assert.equal(p.status.failedImages?.[0]?.reason, "Aborted");
+  });
+
+  test("outside a test: just removed", () => {
+    const p = runPlan({ image: V1, status: { primaryImage: V1 }, annotations: abort });
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.abort]);
+    assert.deepEqual(p.events, []);
+  });
+
+  test("while finalising a promotion: too late, just removed", () => {
+    const s = at("Finalising", 4, {
+      annotations: abort,
+      observed: { primary: deployment(V2, true, 3), secondary: deployment(V2), routedWeights: routed(50) },
+    });
+    s.status = { ...testing({ stage: "Finalising", step: 4 }), primaryImage: V2 };
+    const p = runPlan(s);
+    assert.equal(p.status.canary?.stage, "Finalising");
+    assert.equal(p.status.failedImages, undefined);
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.abort]);
+  });
+
+  test("the aborted image is not tested again after the rollback", () => {
+    const s = at("Stepping", 2, { annotations: abort });
+    const first = runPlan(s);
+    const done = runPlan({
+      ...afterPersist(s, first),
+      observed: { secondary: deployment(V2), routedWeights: routed(0) },
+    });
+    assert.equal(done.status.canary, undefined);
+    assert.equal(done.status.phase, "Failed");
+    assert.deepEqual(reasons(done), ["RolledBack"]);
+  });
+});
+
+describe("retry", () => {
+  const failedV2 = {
+    primaryImage: V1,
+    failedImages: [
+      { image: V2, failedAt: iso(-50), reason: "Aborted", message: "aborted" },
+      { image: V3, failedAt: iso(-90), reason: "AnalysisFailed", message: "x" },
+    ],
+  };
+
+  test("retry=IMAGE forgets the failure and the test starts in the same plan", () => {
+    const p = runPlan({ image: V2, status: failedV2, annotations: { [ANNOTATIONS.retry]: V2 } });
+    assert.deepEqual(
+      p.status.failedImages?.map((f) => f.image),
+      [V3],
+    );
+    assert.equal(p.status.canary?.image, V2);
+    assert.deepEqual(reasons(p), ["RetryRequested", "TestStarted"]);
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.retry]);
+  });
+
+  test("retry of another image only forgets that one", () => {
+    const p = runPlan({ image: V2, status: failedV2, annotations: { [ANNOTATIONS.retry]: V3 } });
+    assert.deepEqual(
+      p.status.failedImages?.map((f) => f.image),
+      [V2],
+    );
+    assert.equal(p.status.canary, undefined);
+    assert.equal(p.status.phase, "Failed");
+  });
+
+  test("retry of an image that never failed: removed, nothing said", () => {
+    const p = runPlan({ image: V1, status: { primaryImage: V1 }, annotations: { [ANNOTATIONS.retry]: V2 } });
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.retry]);
+    assert.deepEqual(p.events, []);
+  });
+
+  test("an empty retry value means spec.image", () => {
+    const p = runPlan({ image: V2, status: failedV2, annotations: { [ANNOTATIONS.retry]: "" } });
+    assert.equal(p.status.canary?.image, V2);
+  });
+
+  test("a retried image that fails again is recorded again", () => {
+    const s: Scenario = { image: V2, status: failedV2, annotations: { [ANNOTATIONS.retry]: V2 } };
+    const started = runPlan(s);
+    const stepping = runPlan({
+      ...afterPersist(s, started),
+      observed: { secondary: deployment(V2), routedWeights: routed(0) },
+      now: 5,
+    });
+    const failed = runPlan({
+      ...afterPersist(s, stepping),
+      observed: { secondary: deployment(V2), routedWeights: routed(10), analysis: [failing()] },
+      now: 35,
+    });
+    assert.deepEqual(
+      failed.status.failedImages?.map((f) => [f.image, f.reason]),
+      [
+        [V2, "AnalysisFailed"],
+        [V3, "AnalysisFailed"],
+      ],
+    );
+  });
+});
