@@ -1,0 +1,159 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { CanaryStage, Condition, FailedImage } from "../api/types.js";
+import { ANNOTATIONS, MAX_FAILED_IMAGES } from "../api/types.js";
+import { findCondition, setCondition } from "./conditions.js";
+import { findFailedImage, forgetFailedImage, recordFailedImage } from "./failed-images.js";
+import { iso } from "./fixtures.test-helpers.js";
+import { isTruthy, readRequests } from "./requests.js";
+import { secondaryWeight, splitWeights, stepWeight } from "./steps.js";
+
+describe("weights", () => {
+  const weights = [10, 20, 30, 40, 50];
+  const canary = (stage: CanaryStage, step: number) => ({
+    image: "i",
+    stage,
+    step,
+    startedAt: iso(0),
+    stepStartedAt: iso(0),
+    failedChecks: 0,
+  });
+
+  const cases: { stage: CanaryStage; step: number; ready: boolean; weight: number }[] = [
+    { stage: "WaitingForSecondary", step: -1, ready: true, weight: 0 },
+    { stage: "Stepping", step: 0, ready: true, weight: 10 },
+    { stage: "Stepping", step: 3, ready: true, weight: 40 },
+    { stage: "Stepping", step: 3, ready: false, weight: 0 },
+    { stage: "Stepping", step: 9, ready: true, weight: 50 },
+    { stage: "AwaitingPromotion", step: 4, ready: true, weight: 50 },
+    { stage: "Promoting", step: 4, ready: true, weight: 50 },
+    { stage: "Promoting", step: -1, ready: true, weight: 0 },
+    { stage: "Promoting", step: 4, ready: false, weight: 0 },
+    { stage: "Finalising", step: 4, ready: true, weight: 0 },
+    { stage: "RollingBack", step: 4, ready: true, weight: 0 },
+  ];
+  for (const c of cases) {
+    test(`${c.stage} step ${c.step} ${c.ready ? "ready" : "not ready"} → ${c.weight}`, () =>
+      assert.equal(secondaryWeight(canary(c.stage, c.step), weights, c.ready), c.weight));
+  }
+
+  test("no test: no weight", () => assert.equal(secondaryWeight(undefined, weights, true), 0));
+  test("stepWeight before the first step is 0", () => assert.equal(stepWeight(weights, -1), 0));
+
+  for (const [share, split] of [
+    [0, { primary: 100, secondary: 0 }],
+    [37, { primary: 63, secondary: 37 }],
+    [100, { primary: 0, secondary: 100 }],
+    [140, { primary: 0, secondary: 100 }],
+    [-3, { primary: 100, secondary: 0 }],
+    [12.6, { primary: 87, secondary: 13 }],
+    [NaN, { primary: 100, secondary: 0 }],
+  ] as const) {
+    test(`split ${share} → ${split.primary}/${split.secondary}`, () => assert.deepEqual(splitWeights(share), split));
+  }
+});
+
+describe("setCondition", () => {
+  const ready: Condition = { type: "Ready", status: "True", reason: "A", message: "a", lastTransitionTime: iso(0) };
+
+  test("adds a missing condition, stamped now", () => {
+    assert.deepEqual(setCondition([], { type: "Ready", status: "True", reason: "A", message: "a" }, iso(5)), [
+      { ...ready, lastTransitionTime: iso(5) },
+    ]);
+  });
+
+  test("keeps lastTransitionTime when only reason or message change", () => {
+    const next = setCondition([ready], { type: "Ready", status: "True", reason: "B", message: "b" }, iso(5));
+    assert.deepEqual(findCondition(next, "Ready"), { ...ready, reason: "B", message: "b" });
+  });
+
+  test("moves lastTransitionTime when the status changes", () => {
+    const next = setCondition([ready], { type: "Ready", status: "False", reason: "B", message: "b" }, iso(5));
+    assert.equal(findCondition(next, "Ready")?.lastTransitionTime, iso(5));
+  });
+
+  test("keeps other conditions and their order", () => {
+    const other: Condition = { ...ready, type: "Other" };
+    const next = setCondition([ready, other], { type: "Ready", status: "False", reason: "B", message: "b" }, iso(5));
+    assert.deepEqual(
+      next.map((c) => c.type),
+      ["Ready", "Other"],
+    );
+    assert.equal(next[1], other);
+  });
+});
+
+describe("failedImages", () => {
+  const entry = (image: string, at = 0): FailedImage => ({ image, failedAt: iso(at), reason: "R", message: "m" });
+
+  test("newest first", () => {
+    assert.deepEqual(
+      recordFailedImage([entry("a")], entry("b", 1)).map((e) => e.image),
+      ["b", "a"],
+    );
+  });
+
+  test("one entry per image, the newest", () => {
+    const list = recordFailedImage([entry("a"), entry("b")], entry("b", 9));
+    assert.deepEqual(
+      list.map((e) => [e.image, e.failedAt]),
+      [
+        ["b", iso(9)],
+        ["a", iso(0)],
+      ],
+    );
+  });
+
+  test(`bounded to ${MAX_FAILED_IMAGES}`, () => {
+    let list: FailedImage[] = [];
+    for (let i = 0; i < MAX_FAILED_IMAGES + 3; i++) list = recordFailedImage(list, entry(`i${i}`, i));
+    assert.equal(list.length, MAX_FAILED_IMAGES);
+    assert.equal(list[0]?.image, `i${MAX_FAILED_IMAGES + 2}`);
+    assert.equal(findFailedImage(list, "i0"), undefined);
+  });
+
+  test("forget", () => {
+    assert.deepEqual(forgetFailedImage([entry("a"), entry("b")], "a"), [entry("b")]);
+    assert.deepEqual(forgetFailedImage(undefined, "a"), []);
+  });
+});
+
+describe("requests", () => {
+  for (const [value, truthy] of [
+    ["true", true],
+    ["True", true],
+    ["yes", true],
+    ["1", true],
+    ["false", false],
+    ["FALSE", false],
+    ["0", false],
+    ["no", false],
+    ["off", false],
+    ["", false],
+    [undefined, false],
+  ] as const) {
+    test(`paused=${String(value)} → ${truthy}`, () => assert.equal(isTruthy(value), truthy));
+  }
+
+  test("reads each control", () => {
+    assert.deepEqual(
+      readRequests(
+        {
+          [ANNOTATIONS.paused]: "true",
+          [ANNOTATIONS.promote]: "",
+          [ANNOTATIONS.abort]: "x",
+          [ANNOTATIONS.retry]: " img:1 ",
+        },
+        "spec:1",
+      ),
+      { paused: true, promote: true, abort: true, retry: "img:1" },
+    );
+    assert.deepEqual(readRequests(undefined, "spec:1"), {
+      paused: false,
+      promote: false,
+      abort: false,
+      retry: undefined,
+    });
+    assert.equal(readRequests({ [ANNOTATIONS.retry]: "" }, "spec:1").retry, "spec:1");
+  });
+});

@@ -1,0 +1,91 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { InvalidSpecError } from "../api/errors.js";
+import { withDefaults } from "../api/defaults.js";
+import { makeApp } from "./fixtures.test-helpers.js";
+import type { TemplateVars } from "./templates.js";
+import {
+  BUILTIN_QUERIES,
+  TemplateError,
+  queryWindow,
+  renderQuery,
+  templateVars,
+  unknownTemplateVariables,
+} from "./templates.js";
+
+const vars: TemplateVars = {
+  name: "web",
+  namespace: "shop",
+  primary: "web-primary",
+  secondary: "web-secondary",
+  service: "web",
+  interval: "30s",
+};
+
+describe("renderQuery", () => {
+  const cases: [string, string][] = [
+    ["{{name}}", "web"],
+    ["{{namespace}}/{{service}}", "shop/web"],
+    ["{{primary}} {{secondary}}", "web-primary web-secondary"],
+    ["rate(x[{{interval}}])", "rate(x[30s])"],
+    ["{{ secondary }}", "web-secondary"],
+    ['up{job="a"}', 'up{job="a"}'],
+  ];
+  for (const [template, rendered] of cases) {
+    test(`${template} → ${rendered}`, () => assert.equal(renderQuery(template, vars), rendered));
+  }
+
+  test("an unknown variable is an invalid spec, named in the error", () => {
+    assert.throws(
+      () => renderQuery("rate(x{pod=~'{{pods}}'}[{{window}}])", vars),
+      (error: unknown) =>
+        error instanceof TemplateError &&
+        error instanceof InvalidSpecError &&
+        error.message.includes("{{pods}}") &&
+        error.message.includes("{{window}}"),
+    );
+  });
+
+  test("the built-in success rate is scoped to the secondary workload at the destination", () => {
+    const q = renderQuery(BUILTIN_QUERIES["request-success-rate"], vars);
+    assert.ok(q.includes('reporter="destination"'));
+    assert.ok(q.includes('destination_workload_namespace="shop"'));
+    assert.ok(q.includes('destination_workload="web-secondary"'));
+    assert.ok(q.includes("[30s]"));
+    assert.ok(q.endsWith("* 100"));
+    assert.deepEqual(unknownTemplateVariables(q), []);
+  });
+
+  test("the built-in duration is the p99 of the secondary in milliseconds", () => {
+    const q = renderQuery(BUILTIN_QUERIES["request-duration"], vars);
+    assert.ok(q.startsWith("histogram_quantile(0.99, "));
+    assert.ok(q.includes("istio_request_duration_milliseconds_bucket"));
+    assert.ok(q.includes('destination_workload="web-secondary"'));
+  });
+});
+
+describe("queryWindow", () => {
+  const cases: [number, string][] = [
+    [30, "30s"],
+    [90, "90s"],
+    [1, "10s"],
+    [10, "10s"],
+    [12.5, "13s"],
+  ];
+  for (const [seconds, window] of cases)
+    test(`${seconds}s → ${window}`, () => assert.equal(queryWindow(seconds), window));
+});
+
+describe("templateVars", () => {
+  test("names the children of the app, and the window of its interval", () => {
+    const app = makeApp({ analysis: { interval: "1m" } });
+    assert.deepEqual(templateVars(app, withDefaults(app.spec)), {
+      name: "web",
+      namespace: "shop",
+      primary: "web-primary",
+      secondary: "web-secondary",
+      service: "web",
+      interval: "60s",
+    });
+  });
+});
