@@ -1,0 +1,418 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { pino } from "pino";
+import { FakeClock, flush } from "./fake-clock.js";
+import {
+  ListWatchInformer,
+  createInformer,
+  resourcePath,
+  type ObjectList,
+  type ObjectWithMeta,
+  type Watcher,
+} from "./informer.js";
+
+interface Obj extends ObjectWithMeta {
+  metadata: { name: string; namespace: string; resourceVersion: string };
+  data?: string;
+}
+
+function obj(name: string, rv: string, data?: string, namespace = "ns"): Obj {
+  return { metadata: { name, namespace, resourceVersion: rv }, data };
+}
+
+interface WatchCall {
+  path: string;
+  params: Record<string, string | number | boolean | undefined>;
+  emit(type: string, object: unknown): void;
+  done(err?: unknown): void;
+  aborted: boolean;
+}
+
+/** Records watch requests; tests drive each one's events and end. */
+class FakeWatcher implements Watcher {
+  readonly calls: WatchCall[] = [];
+
+  watch(
+    path: string,
+    params: Record<string, string | number | boolean | undefined>,
+    callback: (type: string, object: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<{ abort(): void }> {
+    const call: WatchCall = {
+      path,
+      params,
+      emit: (type, object) => callback(type, object),
+      done: (err) => done(err ?? null),
+      aborted: false,
+    };
+    this.calls.push(call);
+    return Promise.resolve({
+      abort: () => {
+        call.aborted = true;
+        // The real Watch reports an aborted stream through done as well.
+        setImmediate(() => done(new DOMException("aborted", "AbortError")));
+      },
+    });
+  }
+
+  last(): WatchCall {
+    const call = this.calls.at(-1);
+    assert.ok(call, "a watch was started");
+    return call;
+  }
+}
+
+function logCapture(): { log: pino.Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: "debug" }, { write: (s: string) => lines.push(JSON.parse(s) as Record<string, unknown>) });
+  return { log, lines };
+}
+
+interface Harness {
+  informer: ListWatchInformer<Obj>;
+  watcher: FakeWatcher;
+  clock: FakeClock;
+  lists: { count: number; result: () => Promise<ObjectList<Obj>> };
+  events: string[];
+  lines: Record<string, unknown>[];
+}
+
+function harness(initial: Obj[], listRv = "10"): Harness {
+  const watcher = new FakeWatcher();
+  const clock = new FakeClock();
+  const { log, lines } = logCapture();
+  const lists = {
+    count: 0,
+    result: (): Promise<ObjectList<Obj>> => Promise.resolve({ metadata: { resourceVersion: listRv }, items: initial }),
+  };
+  const informer = new ListWatchInformer<Obj>({
+    resource: "things",
+    path: "/apis/x.io/v1/namespaces/ns/things",
+    list: () => {
+      lists.count++;
+      return lists.result();
+    },
+    labelSelector: "app.kubernetes.io/managed-by=canaryapp",
+    watcher,
+    log,
+    clock,
+  });
+  const events: string[] = [];
+  informer.onAdd((o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
+  informer.onUpdate((o, old) =>
+    events.push(`update ${o.metadata.name}@${old.metadata.resourceVersion}->${o.metadata.resourceVersion}`),
+  );
+  informer.onDelete((o) => events.push(`delete ${o.metadata.name}`));
+  return { informer, watcher, clock, lists, events, lines };
+}
+
+describe("ListWatchInformer", () => {
+  test("lists, syncs, then watches from the list's resourceVersion with the label selector", async () => {
+    const h = harness([obj("a", "1"), obj("b", "2")]);
+    assert.equal(h.informer.hasSynced(), false);
+    h.informer.start();
+    await flush();
+    assert.equal(h.informer.hasSynced(), true);
+    assert.deepEqual(h.events, ["add a@1", "add b@2"]);
+    assert.equal(h.informer.get("ns", "a")?.metadata.resourceVersion, "1");
+    assert.equal(h.informer.list().length, 2);
+    assert.equal(h.informer.list("other").length, 0);
+    const call = h.watcher.last();
+    assert.equal(call.path, "/apis/x.io/v1/namespaces/ns/things");
+    assert.deepEqual(call.params, {
+      resourceVersion: "10",
+      allowWatchBookmarks: true,
+      labelSelector: "app.kubernetes.io/managed-by=canaryapp",
+    });
+    await h.informer.stop();
+  });
+
+  test("applies watch events to the cache and calls handlers", async () => {
+    const h = harness([obj("a", "1")]);
+    h.informer.start();
+    await flush();
+    const w = h.watcher.last();
+    w.emit("ADDED", obj("b", "11"));
+    w.emit("MODIFIED", obj("a", "12", "new"));
+    w.emit("MODIFIED", obj("a", "12", "new")); // same resourceVersion: no update
+    w.emit("DELETED", obj("b", "13"));
+    w.emit("DELETED", obj("never-seen", "14"));
+    assert.deepEqual(h.events, ["add a@1", "add b@11", "update a@1->12", "delete b"]);
+    assert.equal(h.informer.get("ns", "a")?.data, "new");
+    assert.equal(h.informer.get("ns", "b"), undefined);
+    assert.equal(h.informer.lastResourceVersion(), "14");
+    await h.informer.stop();
+  });
+
+  test("cached objects are frozen, listed and watched alike", async () => {
+    class Instance {
+      metadata = { name: "c", namespace: "ns", resourceVersion: "1", creationTimestamp: new Date(0) };
+    }
+    const h = harness([new Instance()]);
+    h.informer.start();
+    await flush();
+    const listed = h.informer.get("ns", "c");
+    assert.ok(listed);
+    assert.equal(Object.getPrototypeOf(listed), Object.prototype, "plain JSON, not a class instance");
+    assert.equal((listed.metadata as { creationTimestamp?: unknown }).creationTimestamp, "1970-01-01T00:00:00.000Z");
+    assert.throws(() => {
+      listed.metadata.name = "changed";
+    }, TypeError);
+    h.watcher.last().emit("ADDED", obj("d", "11"));
+    const watched = h.informer.get("ns", "d");
+    assert.ok(watched && Object.isFrozen(watched.metadata));
+    const copy = structuredClone(watched);
+    copy.metadata.name = "editable copy";
+    await h.informer.stop();
+  });
+
+  test("a bookmark moves the resourceVersion the next watch resumes from", async () => {
+    const h = harness([]);
+    h.informer.start();
+    await flush();
+    h.watcher.last().emit("BOOKMARK", { metadata: { resourceVersion: "99" } });
+    h.watcher.last().done();
+    await flush();
+    assert.equal(h.watcher.calls.length, 2);
+    assert.equal(h.watcher.last().params.resourceVersion, "99");
+    assert.equal(h.lists.count, 1, "resumed without relisting");
+    await h.informer.stop();
+  });
+
+  test("a 410 ERROR event relists at once; the relist reconciles the cache with handlers", async () => {
+    const h = harness([obj("a", "1"), obj("b", "2")]);
+    h.informer.start();
+    await flush();
+    h.lists.result = () =>
+      Promise.resolve({ metadata: { resourceVersion: "50" }, items: [obj("a", "1"), obj("b", "40"), obj("c", "41")] });
+    // "a" and "b" keep existing; "b" changed; "gone" was never listed again.
+    h.watcher.last().emit("ADDED", obj("gone", "20"));
+    h.events.length = 0;
+    h.watcher
+      .last()
+      .emit("ERROR", { kind: "Status", code: 410, reason: "Expired", message: "too old resource version" });
+    await flush();
+    assert.equal(h.lists.count, 2);
+    assert.deepEqual(h.events, ["delete gone", "update b@2->40", "add c@41"]);
+    assert.equal(h.watcher.calls[0]?.aborted, true, "the expired watch was closed");
+    assert.equal(h.watcher.last().params.resourceVersion, "50");
+    assert.equal(h.clock.pending(), 0, "no backoff for an expiry");
+    await h.informer.stop();
+  });
+
+  test("a 410 answer to the watch request relists as well", async () => {
+    const h = harness([obj("a", "1")]);
+    h.informer.start();
+    await flush();
+    h.watcher.last().done(Object.assign(new Error("Gone"), { statusCode: 410 }));
+    await flush();
+    assert.equal(h.lists.count, 2);
+    assert.equal(h.watcher.calls.length, 2);
+    await h.informer.stop();
+  });
+
+  test("a failing watch is restarted with capped exponential backoff from the last resourceVersion", async () => {
+    const h = harness([obj("a", "1")]);
+    h.informer.start();
+    await flush();
+    const fail = (): void => h.watcher.last().done(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }));
+    const delays: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const before = h.watcher.calls.length;
+      fail();
+      let waited = 0;
+      while (h.watcher.calls.length === before) {
+        await h.clock.advance(100);
+        waited += 100;
+      }
+      delays.push(waited);
+    }
+    assert.deepEqual(delays, [1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+    assert.equal(h.lists.count, 1, "no relist: the resourceVersion is still good");
+    assert.equal(h.watcher.last().params.resourceVersion, "10");
+    const warnings = h.lines.filter((l) => l.msg === "watch failed; restarting");
+    assert.equal(warnings.length, 7);
+    assert.equal(warnings[0]?.delayMs, 1000);
+    assert.equal(warnings[0]?.resource, "things");
+    // Events flowing again reset the backoff.
+    h.watcher.last().emit("ADDED", obj("b", "11"));
+    fail();
+    await h.clock.advance(1000);
+    assert.equal(h.watcher.last().params.resourceVersion, "11");
+    await h.informer.stop();
+  });
+
+  test("a non-410 ERROR event is a failure with backoff", async () => {
+    const h = harness([]);
+    h.informer.start();
+    await flush();
+    h.watcher.last().emit("ERROR", { kind: "Status", code: 500, reason: "InternalError", message: "etcd down" });
+    await flush();
+    assert.equal(h.watcher.calls.length, 1);
+    const warning = h.lines.find((l) => l.msg === "watch failed; restarting");
+    assert.match(String((warning?.err as { message: string }).message), /things: watch: etcd down/);
+    await h.clock.advance(1000);
+    assert.equal(h.watcher.calls.length, 2);
+    await h.informer.stop();
+  });
+
+  test("a failing list is retried with backoff; not synced until it succeeds", async () => {
+    const h = harness([obj("a", "1")]);
+    let fails = 2;
+    const good = h.lists.result;
+    h.lists.result = () => (fails-- > 0 ? Promise.reject(new Error("connection refused")) : good());
+    h.informer.start();
+    await flush();
+    assert.equal(h.informer.hasSynced(), false);
+    assert.equal(h.watcher.calls.length, 0);
+    await h.clock.advance(1000);
+    assert.equal(h.informer.hasSynced(), false);
+    await h.clock.advance(2000);
+    assert.equal(h.informer.hasSynced(), true);
+    assert.equal(h.lists.count, 3);
+    assert.equal(h.lines.filter((l) => l.msg === "list failed; retrying").length, 2);
+    await h.informer.stop();
+  });
+
+  test("a watch that ends after events resumes at once; one that ends at once backs off", async () => {
+    const h = harness([]);
+    h.informer.start();
+    await flush();
+    h.watcher.last().emit("ADDED", obj("a", "11"));
+    h.watcher.last().done();
+    await flush();
+    assert.equal(h.watcher.calls.length, 2, "resumed at once");
+    h.watcher.last().done();
+    await flush();
+    assert.equal(h.watcher.calls.length, 2, "an empty watch that closed at once waits");
+    await h.clock.advance(1000);
+    assert.equal(h.watcher.calls.length, 3);
+    await h.informer.stop();
+  });
+
+  test("the client's inactivity timeout resumes at once", async () => {
+    const h = harness([]);
+    h.informer.start();
+    await flush();
+    h.watcher.last().done(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    await flush();
+    assert.equal(h.watcher.calls.length, 2);
+    await h.informer.stop();
+  });
+
+  test("stop during the initial list starts no watch; stop closes the open watch", async () => {
+    const h = harness([obj("a", "1")]);
+    let release: () => void = () => undefined;
+    const good = h.lists.result;
+    h.lists.result = () => new Promise((resolve) => (release = () => resolve(good())));
+    h.informer.start();
+    await flush();
+    const stopped = h.informer.stop();
+    release();
+    await stopped;
+    await flush();
+    assert.equal(h.watcher.calls.length, 0);
+
+    const h2 = harness([]);
+    h2.informer.start();
+    await flush();
+    await h2.informer.stop();
+    assert.equal(h2.watcher.last().aborted, true);
+    await flush();
+    assert.equal(h2.watcher.calls.length, 1, "not restarted after stop");
+    assert.equal(h2.clock.pending(), 0);
+  });
+
+  test("a handler that throws is logged and does not stop the informer", async () => {
+    const h = harness([]);
+    h.informer.onAdd(() => {
+      throw new Error("handler bug");
+    });
+    h.informer.start();
+    await flush();
+    h.watcher.last().emit("ADDED", obj("a", "11"));
+    h.watcher.last().emit("ADDED", obj("b", "12"));
+    assert.deepEqual(h.events, ["add a@11", "add b@12"]);
+    assert.equal(h.lines.filter((l) => l.msg === "informer handler threw").length, 2);
+    await h.informer.stop();
+  });
+});
+
+describe("createInformer", () => {
+  const type = { group: "apps", version: "v1", plural: "deployments" };
+
+  test("resourcePath for core and grouped kinds, namespaced and cluster-wide", () => {
+    assert.equal(resourcePath(type, "shop"), "/apis/apps/v1/namespaces/shop/deployments");
+    assert.equal(resourcePath(type), "/apis/apps/v1/deployments");
+    assert.equal(resourcePath({ group: "", version: "v1", plural: "services" }, "a"), "/api/v1/namespaces/a/services");
+  });
+
+  test("all namespaces: one cluster-wide list and watch", async () => {
+    const watcher = new FakeWatcher();
+    const listed: (string | undefined)[] = [];
+    const informer = createInformer<Obj>({
+      type,
+      list: ({ namespace, labelSelector }) => {
+        listed.push(namespace, labelSelector);
+        return Promise.resolve({ metadata: { resourceVersion: "1" }, items: [obj("a", "1", undefined, "x")] });
+      },
+      labelSelector: "l=v",
+      watcher,
+      log: pino({ level: "silent" }),
+      clock: new FakeClock(),
+    });
+    informer.start();
+    await flush();
+    assert.deepEqual(listed, [undefined, "l=v"]);
+    assert.equal(watcher.last().path, "/apis/apps/v1/deployments");
+    assert.equal(informer.get("x", "a")?.metadata.name, "a");
+    await informer.stop();
+  });
+
+  test("some namespaces: one informer each behind one facade", async () => {
+    const watcher = new FakeWatcher();
+    const gate: Record<string, () => void> = {};
+    const informer = createInformer<Obj>({
+      type,
+      namespaces: ["a", "b", "a"],
+      list: ({ namespace }) =>
+        new Promise((resolve) => {
+          gate[namespace ?? ""] = () =>
+            resolve({ metadata: { resourceVersion: "1" }, items: [obj(`in-${namespace}`, "1", undefined, namespace)] });
+        }),
+      watcher,
+      log: pino({ level: "silent" }),
+      clock: new FakeClock(),
+    });
+    const added: string[] = [];
+    informer.onAdd((o) => added.push(o.metadata.name));
+    informer.start();
+    await flush();
+    assert.deepEqual(Object.keys(gate).sort(), ["a", "b"]);
+    gate.a?.();
+    await flush();
+    assert.equal(informer.hasSynced(), false, "synced only when every namespace is");
+    gate.b?.();
+    await flush();
+    assert.equal(informer.hasSynced(), true);
+    assert.deepEqual(watcher.calls.map((c) => c.path).sort(), [
+      "/apis/apps/v1/namespaces/a/deployments",
+      "/apis/apps/v1/namespaces/b/deployments",
+    ]);
+    assert.equal(informer.get("a", "in-a")?.metadata.name, "in-a");
+    assert.equal(informer.get("c", "in-a"), undefined);
+    assert.deepEqual(
+      informer
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+      ["in-a", "in-b"],
+    );
+    assert.deepEqual(
+      informer.list("b").map((o) => o.metadata.name),
+      ["in-b"],
+    );
+    assert.deepEqual(added.sort(), ["in-a", "in-b"]);
+    await informer.stop();
+  });
+});

@@ -1,0 +1,437 @@
+import type { Logger } from "pino";
+import { KubeApiError, isGone, toError } from "../kube/errors.js";
+import { sleep, systemClock, type Clock } from "./clock.js";
+
+/**
+ * Informers: list + watch caches of one resource, with event handlers, in the manner of client-go's
+ * reflector and shared informer.
+ *
+ * client-node ships `makeInformer`/`ListWatch`, but it is not used here because (in 2.0) it stops for
+ * good after any watch error other than 410 (the caller must restart it), reports no "synced" state,
+ * can open a new watch after `stop()` when stop races the initial list, and caches listed objects as
+ * deserialised class instances but watched ones as plain JSON. This implementation keeps client-node's
+ * `Watch` for the HTTP stream (auth, TLS, inactivity timeout) and owns the loop:
+ *
+ * - list, then watch from the list's resourceVersion, with bookmarks;
+ * - a failed list or watch is retried with capped exponential backoff (logged);
+ * - 410 Gone (an expired resourceVersion, as a watch ERROR event or an HTTP status) relists at once;
+ * - a watch the server or the client's inactivity timeout ends is resumed from the last resourceVersion;
+ * - on relist, objects that disappeared get `onDelete`, changed ones `onUpdate`, new ones `onAdd`.
+ *
+ * Cached objects are plain JSON and deep-frozen: they are shared with every reader and must never be
+ * mutated (sample-controller: "NEVER modify objects from the store"). Callers `structuredClone` before
+ * editing; an accidental write throws a TypeError instead of silently corrupting the cache.
+ */
+
+/** The part of an object an informer needs. */
+export interface ObjectWithMeta {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
+/** A list response. */
+export interface ObjectList<T> {
+  metadata?: { resourceVersion?: string };
+  items: T[];
+}
+
+/** Streams watch events; client-node's `Watch` satisfies it. */
+export interface Watcher {
+  watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (type: string, object: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<{ abort(): void }>;
+}
+
+/** What the controller and readers use of an informer. */
+export interface Informer<T> {
+  /** Starts listing and watching in the background. Idempotent. */
+  start(): void;
+  /** Stops watching and resolves once the loop has ended. The cache keeps its last content. */
+  stop(): Promise<void>;
+  /** True once the first list has been loaded (and ever after). */
+  hasSynced(): boolean;
+  /** The cached object; frozen, never to be mutated. */
+  get(namespace: string, name: string): T | undefined;
+  /** Cached objects, of one namespace or all. */
+  list(namespace?: string): T[];
+  onAdd(handler: (obj: T) => void): void;
+  onUpdate(handler: (obj: T, old: T) => void): void;
+  onDelete(handler: (obj: T) => void): void;
+}
+
+export interface BackoffOptions {
+  /** First retry delay after a failure. Default 1 s. */
+  initialMs?: number;
+  /** Longest retry delay. Default 30 s. */
+  maxMs?: number;
+}
+
+export interface ListWatchOptions<T> {
+  /** Names the resource in logs, e.g. "deployments". */
+  resource: string;
+  /** The collection path, e.g. /apis/apps/v1/namespaces/shop/deployments or /apis/apps/v1/deployments. */
+  path: string;
+  /** Lists the same collection (same namespace and label selector) as `path` watches. */
+  list: () => Promise<ObjectList<T>>;
+  labelSelector?: string;
+  watcher: Watcher;
+  log: Logger;
+  clock?: Clock;
+  backoff?: BackoffOptions;
+}
+
+/**
+ * A watch that ends normally sooner than this without delivering anything counts as a failure, so that
+ * a server closing watches at once cannot make the informer spin.
+ */
+const MIN_HEALTHY_WATCH_MS = 1000;
+
+type WatchOutcome = "closed" | "expired" | "idle";
+
+function keyOf(obj: ObjectWithMeta): string {
+  return `${obj.metadata?.namespace ?? ""}/${obj.metadata?.name ?? ""}`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Plain, frozen JSON: listed objects (class instances, Dates) end up like watched ones. */
+function normalise<T>(obj: T): T {
+  return deepFreeze(JSON.parse(JSON.stringify(obj)) as T);
+}
+
+/** The cache and list/watch loop of one collection path. */
+export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> {
+  private store = new Map<string, T>();
+  private resourceVersion = "";
+  private synced = false;
+  /** Whether the current (or last) watch delivered anything: a watch that worked resets the backoff. */
+  private watchDelivered = false;
+  private abort: AbortController | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly addHandlers: ((obj: T) => void)[] = [];
+  private readonly updateHandlers: ((obj: T, old: T) => void)[] = [];
+  private readonly deleteHandlers: ((obj: T) => void)[] = [];
+  private readonly clock: Clock;
+  private readonly initialBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly log: Logger;
+
+  constructor(private readonly options: ListWatchOptions<T>) {
+    this.clock = options.clock ?? systemClock;
+    this.initialBackoffMs = options.backoff?.initialMs ?? 1000;
+    this.maxBackoffMs = options.backoff?.maxMs ?? 30_000;
+    this.log = options.log.child({ resource: options.resource, path: options.path });
+  }
+
+  start(): void {
+    if (this.abort !== undefined) return;
+    const abort = new AbortController();
+    this.abort = abort;
+    this.loop = this.run(abort.signal).catch((err: unknown) => {
+      // run() handles its own errors; reaching here is a bug, and the informer must say it stopped.
+      this.log.error({ err: toError(err) }, "informer loop crashed");
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.abort?.abort();
+    await this.loop;
+    this.abort = undefined;
+    this.loop = undefined;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  get(namespace: string, name: string): T | undefined {
+    return this.store.get(`${namespace}/${name}`);
+  }
+
+  list(namespace?: string): T[] {
+    const all = [...this.store.values()];
+    return namespace === undefined ? all : all.filter((o) => (o.metadata?.namespace ?? "") === namespace);
+  }
+
+  onAdd(handler: (obj: T) => void): void {
+    this.addHandlers.push(handler);
+  }
+
+  onUpdate(handler: (obj: T, old: T) => void): void {
+    this.updateHandlers.push(handler);
+  }
+
+  onDelete(handler: (obj: T) => void): void {
+    this.deleteHandlers.push(handler);
+  }
+
+  /** The resourceVersion the next watch resumes from ("" means: list first). */
+  lastResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (this.resourceVersion === "") await this.relist();
+        if (signal.aborted) break;
+        const started = this.clock.now();
+        const outcome = await this.watchOnce(signal);
+        if (outcome === "expired") {
+          this.log.info({ resourceVersion: this.resourceVersion }, "watch resourceVersion expired; relisting");
+          this.resourceVersion = "";
+          failures = 0;
+        } else if (outcome === "idle" && this.clock.now() - started < MIN_HEALTHY_WATCH_MS) {
+          throw new Error(`${this.options.resource}: watch closed at once without events`);
+        } else {
+          failures = 0;
+          this.log.debug({ resourceVersion: this.resourceVersion }, "watch ended; resuming");
+        }
+      } catch (error) {
+        if (signal.aborted) break;
+        if (this.watchDelivered) failures = 0;
+        this.watchDelivered = false;
+        if (isGone(error)) {
+          this.log.info({ resourceVersion: this.resourceVersion }, "watch resourceVersion gone; relisting");
+          this.resourceVersion = "";
+          continue;
+        }
+        failures++;
+        const delayMs = Math.min(this.initialBackoffMs * 2 ** (failures - 1), this.maxBackoffMs);
+        this.log.warn(
+          { err: toError(error), failures, delayMs, synced: this.synced },
+          this.resourceVersion === "" ? "list failed; retrying" : "watch failed; restarting",
+        );
+        await sleep(this.clock, delayMs, signal);
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    let list: ObjectList<T>;
+    try {
+      list = await this.options.list();
+    } catch (error) {
+      throw toError(error, `${this.options.resource}: list`);
+    }
+    const next = new Map<string, T>();
+    for (const item of list.items) {
+      const obj = normalise(item);
+      next.set(keyOf(obj), obj);
+    }
+    const previous = this.store;
+    this.store = next;
+    this.resourceVersion = list.metadata?.resourceVersion ?? "";
+    this.synced = true;
+    for (const [key, old] of previous) {
+      if (!next.has(key)) this.emit(this.deleteHandlers, old);
+    }
+    for (const [key, obj] of next) {
+      const old = previous.get(key);
+      if (old === undefined) this.emit(this.addHandlers, obj);
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emitUpdate(obj, old);
+    }
+  }
+
+  /** One watch from the current resourceVersion until it ends; rejects on errors other than expiry. */
+  private watchOnce(signal: AbortSignal): Promise<WatchOutcome> {
+    return new Promise<WatchOutcome>((resolve, reject) => {
+      let settled = false;
+      this.watchDelivered = false;
+      let handle: { abort(): void } | undefined;
+      const finish = (outcome: WatchOutcome | Error): void => {
+        if (settled) return;
+        settled = true;
+        signal.removeEventListener("abort", onAbort);
+        handle?.abort();
+        if (outcome instanceof Error) reject(outcome);
+        else resolve(outcome);
+      };
+      const onAbort = (): void => finish("closed");
+      signal.addEventListener("abort", onAbort, { once: true });
+
+      const onEvent = (type: string, object: unknown): void => {
+        if (settled) return;
+        this.watchDelivered = true;
+        if (type === "ERROR") {
+          const status = (object ?? {}) as { code?: unknown; reason?: unknown; message?: unknown };
+          const code = typeof status.code === "number" ? status.code : 500;
+          if (code === 410) {
+            finish("expired");
+            return;
+          }
+          const reason = typeof status.reason === "string" ? status.reason : "";
+          const message = typeof status.message === "string" ? status.message : "watch error";
+          finish(new KubeApiError(`${this.options.resource}: watch: ${message}`, code, reason));
+          return;
+        }
+        this.apply(type, object as T);
+      };
+      const onDone = (err: unknown): void => {
+        if (err === null || err === undefined) {
+          finish(this.watchDelivered ? "closed" : "idle");
+        } else if (err instanceof Error && err.name === "TimeoutError") {
+          // The client's inactivity timeout: a quiet watch, not a failure. Resume from where it was.
+          finish("closed");
+        } else {
+          finish(toError(err, `${this.options.resource}: watch`));
+        }
+      };
+
+      const params: Record<string, string | boolean> = {
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: true,
+      };
+      if (this.options.labelSelector !== undefined) params.labelSelector = this.options.labelSelector;
+      this.options.watcher.watch(this.options.path, params, onEvent, onDone).then(
+        (h) => {
+          handle = h;
+          // Settled while the request was being set up (stop, or an immediate error): close it now.
+          if (settled) h.abort();
+        },
+        (err: unknown) => finish(toError(err, `${this.options.resource}: watch`)),
+      );
+    });
+  }
+
+  private apply(type: string, raw: T): void {
+    const rv = raw.metadata?.resourceVersion;
+    if (type === "BOOKMARK") {
+      if (rv !== undefined) this.resourceVersion = rv;
+      return;
+    }
+    if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
+    const obj = deepFreeze(raw);
+    const key = keyOf(obj);
+    const old = this.store.get(key);
+    if (type === "DELETED") {
+      this.store.delete(key);
+      if (old !== undefined) this.emit(this.deleteHandlers, obj);
+    } else {
+      this.store.set(key, obj);
+      if (old === undefined) this.emit(this.addHandlers, obj);
+      else if (old.metadata?.resourceVersion !== rv) this.emitUpdate(obj, old);
+    }
+    if (rv !== undefined) this.resourceVersion = rv;
+  }
+
+  private emit(handlers: ((obj: T) => void)[], obj: T): void {
+    for (const handler of handlers) {
+      try {
+        handler(obj);
+      } catch (error) {
+        this.log.error({ err: toError(error), object: keyOf(obj) }, "informer handler threw");
+      }
+    }
+  }
+
+  private emitUpdate(obj: T, old: T): void {
+    for (const handler of this.updateHandlers) {
+      try {
+        handler(obj, old);
+      } catch (error) {
+        this.log.error({ err: toError(error), object: keyOf(obj) }, "informer handler threw");
+      }
+    }
+  }
+}
+
+/** Identifies a resource collection: group ("" for core), version and plural. */
+export interface ResourceType {
+  group: string;
+  version: string;
+  plural: string;
+}
+
+/** The collection path of a resource, in one namespace or (namespace undefined) across all. */
+export function resourcePath(type: ResourceType, namespace?: string): string {
+  const base = type.group === "" ? `/api/${type.version}` : `/apis/${type.group}/${type.version}`;
+  return namespace === undefined
+    ? `${base}/${type.plural}`
+    : `${base}/namespaces/${encodeURIComponent(namespace)}/${type.plural}`;
+}
+
+export interface InformerOptions<T> {
+  type: ResourceType;
+  /** Namespaces to watch; empty or absent means all namespaces (one cluster-wide watch). */
+  namespaces?: readonly string[];
+  /**
+   * Lists the collection in `namespace` (undefined: across all namespaces) with the label selector, e.g.
+   * `({ namespace, labelSelector }) => namespace === undefined ? apps.listDeploymentForAllNamespaces({ labelSelector })
+   *  : apps.listNamespacedDeployment({ namespace, labelSelector })`.
+   */
+  list: (args: { namespace?: string; labelSelector?: string }) => Promise<ObjectList<T>>;
+  labelSelector?: string;
+  watcher: Watcher;
+  log: Logger;
+  clock?: Clock;
+  backoff?: BackoffOptions;
+}
+
+/**
+ * One informer over all namespaces, or one per namespace behind a single facade when `namespaces` names
+ * some (so the controller needs list/watch rights only there).
+ */
+export function createInformer<T extends ObjectWithMeta>(options: InformerOptions<T>): Informer<T> {
+  const make = (namespace: string | undefined): ListWatchInformer<T> =>
+    new ListWatchInformer<T>({
+      resource: options.type.group === "" ? options.type.plural : `${options.type.plural}.${options.type.group}`,
+      path: resourcePath(options.type, namespace),
+      list: () => options.list({ namespace, labelSelector: options.labelSelector }),
+      labelSelector: options.labelSelector,
+      watcher: options.watcher,
+      log: options.log,
+      clock: options.clock,
+      backoff: options.backoff,
+    });
+  const namespaces = [...new Set(options.namespaces ?? [])];
+  if (namespaces.length === 0) return make(undefined);
+  return new MultiNamespaceInformer(new Map(namespaces.map((ns) => [ns, make(ns)])));
+}
+
+/** Several per-namespace informers read as one. */
+export class MultiNamespaceInformer<T> implements Informer<T> {
+  constructor(private readonly byNamespace: ReadonlyMap<string, Informer<T>>) {}
+
+  start(): void {
+    for (const informer of this.byNamespace.values()) informer.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.byNamespace.values()].map((i) => i.stop()));
+  }
+
+  hasSynced(): boolean {
+    return [...this.byNamespace.values()].every((i) => i.hasSynced());
+  }
+
+  get(namespace: string, name: string): T | undefined {
+    return this.byNamespace.get(namespace)?.get(namespace, name);
+  }
+
+  list(namespace?: string): T[] {
+    if (namespace !== undefined) return this.byNamespace.get(namespace)?.list(namespace) ?? [];
+    return [...this.byNamespace.values()].flatMap((i) => i.list());
+  }
+
+  onAdd(handler: (obj: T) => void): void {
+    for (const informer of this.byNamespace.values()) informer.onAdd(handler);
+  }
+
+  onUpdate(handler: (obj: T, old: T) => void): void {
+    for (const informer of this.byNamespace.values()) informer.onUpdate(handler);
+  }
+
+  onDelete(handler: (obj: T) => void): void {
+    for (const informer of this.byNamespace.values()) informer.onDelete(handler);
+  }
+}
