@@ -1,0 +1,157 @@
+/**
+ * The mesh traffic simulator: stands in for Istio's data plane and telemetry where pods are fake. Each
+ * tick it reads the cluster (VirtualService weights, Ready pods), sends every app its share of simulated
+ * requests, and counts them in Istio's metrics, served on /metrics for Prometheus; /state shows what it
+ * read and sent.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { pino, type Logger } from "pino";
+import { loadKubeConfig } from "../../src/kube/client.js";
+import { DEFAULT_BEHAVIOURS, type BehaviourTable } from "./behaviour.js";
+import { watchCluster, type SnapshotSource } from "./cluster-watch.js";
+import { Ledger, type SimulatorState } from "./ledger.js";
+import { buildAppViews } from "./mesh-view.js";
+import { seededRandom, type Random } from "./prng.js";
+import { IstioTelemetry } from "./telemetry.js";
+import { requestsThisTick, simulateRequests } from "./traffic.js";
+
+export interface SimulatorOptions {
+  /** The cluster to read: a kubeconfig path or a loaded KubeConfig. Ignored when `source` is given. */
+  kubeconfig?: string | KubeConfig;
+  /** Reads the cluster some other way (tests); no watch is started. */
+  source?: SnapshotSource;
+  /** Namespaces to watch; all when empty or absent. */
+  namespaces?: readonly string[];
+  /** Port of the HTTP server on `host`; 0 (default) takes a free one. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Requests per second per app. Default 20. */
+  rps?: number;
+  /** Time between two ticks. Default 250 ms. */
+  tickMs?: number;
+  behaviours?: BehaviourTable;
+  /** Seed of the random source (default 1), unless `random` is given. */
+  seed?: number;
+  random?: Random;
+  /** source_workload_namespace of the simulated callers; the app's own namespace when absent. */
+  sourceNamespace?: string;
+  /** Tick on a timer (default true); tests pass false and call `tick()`. */
+  autoTick?: boolean;
+  log?: Logger;
+}
+
+export interface Simulator {
+  /** `http://host:port`, serving /metrics, /state and /healthz. */
+  readonly url: string;
+  /** `host:port`, as a Prometheus scrape target. */
+  readonly target: string;
+  /** Reads the cluster once and sends one tick's worth of requests to every app. */
+  tick(): void;
+  state(): SimulatorState;
+  /** Stops ticking, the watch and the HTTP server. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_RPS = 20;
+export const DEFAULT_TICK_MS = 250;
+
+/** Starts the simulator and resolves once its cluster watch has listed everything and its server listens. */
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const log = opts.log ?? pino({ level: "silent" });
+  const rps = opts.rps ?? DEFAULT_RPS;
+  const tickMs = opts.tickMs ?? DEFAULT_TICK_MS;
+  if (!(rps >= 0) || !(tickMs > 0))
+    throw new Error(`simulator: rps must be >= 0 and tickMs > 0 (got ${rps}, ${tickMs})`);
+  const behaviours = opts.behaviours ?? DEFAULT_BEHAVIOURS;
+  const random = opts.random ?? seededRandom(opts.seed ?? 1);
+  const telemetry = new IstioTelemetry(opts.sourceNamespace);
+  const ledger = new Ledger();
+  const carry = new Map<string, number>();
+
+  let watch: { stop(): Promise<void> } | undefined;
+  let source = opts.source;
+  if (!source) {
+    const kc = typeof opts.kubeconfig === "object" ? opts.kubeconfig : loadKubeConfig(opts.kubeconfig);
+    const cluster = await watchCluster(kc, opts.namespaces ?? [], log);
+    watch = cluster;
+    source = cluster;
+  }
+  const reader = source;
+
+  const tick = (): void => {
+    const views = buildAppViews(reader.snapshot());
+    ledger.setViews(views);
+    ledger.ticks++;
+    for (const app of views) {
+      const key = `${app.namespace}/${app.name}`;
+      const due = requestsThisTick(rps, tickMs, carry.get(key) ?? 0);
+      carry.set(key, due.carry);
+      const requests = simulateRequests(app, due.count, behaviours, random);
+      telemetry.record(app, requests);
+      ledger.record(app, requests);
+    }
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      log.error({ err, path: req.url }, "simulator request failed");
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = new URL(req.url ?? "/", "http://simulator").pathname;
+    if (path === "/metrics") {
+      const body = await telemetry.metrics();
+      res.writeHead(200, { "content-type": telemetry.contentType }).end(body);
+    } else if (path === "/state") {
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify(ledger.state(rps, tickMs), null, 2));
+    } else if (path === "/healthz") {
+      res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+    } else {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found: try /metrics or /state\n");
+    }
+  };
+  const host = opts.host ?? "127.0.0.1";
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(opts.port ?? 0, host, resolve);
+    });
+  } catch (err) {
+    await watch?.stop();
+    throw new Error(`simulator: cannot listen on ${host}:${opts.port ?? 0}`, { cause: err });
+  }
+  const { port } = server.address() as AddressInfo;
+
+  const timer =
+    opts.autoTick === false
+      ? undefined
+      : setInterval(() => {
+          try {
+            tick();
+          } catch (err) {
+            log.error({ err }, "simulator tick failed");
+          }
+        }, tickMs);
+
+  let stopped: Promise<void> | undefined;
+  log.info({ url: `http://${host}:${port}`, rps, tickMs }, "mesh traffic simulator started");
+  return {
+    url: `http://${host}:${port}`,
+    target: `${host}:${port}`,
+    tick,
+    state: () => ledger.state(rps, tickMs),
+    stop: () =>
+      (stopped ??= (async () => {
+        clearInterval(timer);
+        server.closeAllConnections();
+        await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), watch?.stop()]);
+      })()),
+  };
+}

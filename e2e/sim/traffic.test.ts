@@ -1,0 +1,153 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { DEFAULT_BEHAVIOURS } from "./behaviour.js";
+import { appView } from "./fixtures.test-helpers.js";
+import { seededRandom } from "./prng.js";
+import { chooseTrack, requestsThisTick, simulateRequests, type SimulatedRequest } from "./traffic.js";
+
+const v1 = [
+  { name: "web-primary-a", image: "registry/web:v1" },
+  { name: "web-primary-b", image: "registry/web:v1" },
+];
+const v2 = [{ name: "web-secondary-a", image: "registry/web:v2" }];
+const v3 = [{ name: "web-secondary-a", image: "registry/web:v3" }];
+
+function countBy<K extends string | number>(requests: SimulatedRequest[], key: (r: SimulatedRequest) => K) {
+  const out = new Map<K, number>();
+  for (const r of requests) out.set(key(r), (out.get(key(r)) ?? 0) + 1);
+  return out;
+}
+
+/** `ticks` ticks of 5 requests each (20 rps at 250 ms), as the simulator sends them. */
+function run(view: ReturnType<typeof appView>, ticks: number, seed = 7) {
+  const random = seededRandom(seed);
+  const all: SimulatedRequest[] = [];
+  for (let i = 0; i < ticks; i++) all.push(...simulateRequests(view, 5, DEFAULT_BEHAVIOURS, random));
+  return all;
+}
+
+describe("weight split", () => {
+  for (const [primary, secondary] of [
+    [90, 10],
+    [80, 20],
+    [50, 50],
+    [1, 99],
+  ] as const) {
+    test(`${primary}/${secondary} over 2000 ticks converges to the weights`, () => {
+      const requests = run(appView({ primary, secondary }, v1, v2), 2000);
+      const share = (countBy(requests, (r) => r.track ?? "none").get("secondary") ?? 0) / requests.length;
+      assert.equal(requests.length, 10_000);
+      assert.ok(Math.abs(share - secondary / 100) < 0.015, `secondary share ${share}`);
+    });
+  }
+
+  test("weights are relative, and all-zero weights route nothing", () => {
+    const random = seededRandom(3);
+    let secondary = 0;
+    for (let i = 0; i < 10_000; i++) if (chooseTrack({ primary: 1, secondary: 3 }, random) === "secondary") secondary++;
+    assert.ok(Math.abs(secondary / 10_000 - 0.75) < 0.015);
+    assert.equal(chooseTrack({ primary: 0, secondary: 0 }, random), null);
+    assert.deepEqual(
+      simulateRequests(appView({ primary: 0, secondary: 0 }, v1, v2), 10, DEFAULT_BEHAVIOURS, random),
+      [],
+    );
+  });
+
+  test("a subset with weight 0 gets nothing even with Ready pods", () => {
+    const requests = run(appView({ primary: 100, secondary: 0 }, v1, v2), 200);
+    assert.deepEqual([...countBy(requests, (r) => r.track ?? "none")], [["primary", 1000]]);
+  });
+
+  test("requests are spread over the subset's Ready pods", () => {
+    const requests = run(appView({ primary: 100, secondary: 0 }, v1, v2), 200);
+    const perPod = countBy(requests, (r) => r.pod ?? "none");
+    assert.deepEqual([...perPod.keys()].sort(), ["web-primary-a", "web-primary-b"]);
+    for (const n of perPod.values()) assert.ok(n > 400 && n < 600, `per pod ${n}`);
+  });
+
+  test("the same seed sends the same requests", () => {
+    const view = appView({ primary: 70, secondary: 30 }, v1, v2);
+    assert.deepEqual(run(view, 50, 42), run(view, 50, 42));
+    assert.notDeepEqual(run(view, 50, 42), run(view, 50, 43));
+  });
+});
+
+describe("no healthy upstream", () => {
+  test("a subset with weight but no Ready pod answers 503 UH, attributed to its workload", () => {
+    const requests = run(appView({ primary: 50, secondary: 50 }, v1, []), 400);
+    const secondary = requests.filter((r) => r.track === "secondary");
+    assert.ok(secondary.length > 800 && secondary.length < 1200, `secondary ${secondary.length}`);
+    for (const r of secondary) {
+      assert.deepEqual(
+        { code: r.code, flags: r.flags, workload: r.workload, pod: r.pod },
+        {
+          code: 503,
+          flags: "UH",
+          workload: "web-secondary",
+          pod: null,
+        },
+      );
+    }
+    assert.ok(requests.filter((r) => r.track === "primary").every((r) => r.code === 200 && r.flags === "-"));
+  });
+
+  test("without a route, the Service's round robin reaches every Ready pod of both tracks", () => {
+    const requests = run(appView(null, v1, v2), 300);
+    const perPod = countBy(requests, (r) => r.pod ?? "none");
+    assert.deepEqual([...perPod.keys()].sort(), ["web-primary-a", "web-primary-b", "web-secondary-a"]);
+    const secondary = requests.filter((r) => r.track === "secondary");
+    assert.ok(secondary.every((r) => r.workload === "web-secondary"));
+  });
+
+  test("without a route and without Ready pods, 503 UH to an unknown workload", () => {
+    const requests = run(appView(null, [], []), 2);
+    assert.equal(requests.length, 10);
+    assert.ok(
+      requests.every((r) => r.code === 503 && r.flags === "UH" && r.workload === "unknown" && r.track === null),
+    );
+  });
+});
+
+describe("behaviour", () => {
+  test("v3 fails every request with 500; other images answer 200 in 10–30 ms", () => {
+    const requests = run(appView({ primary: 50, secondary: 50 }, v1, v3), 400);
+    const byTrack = (t: string) => requests.filter((r) => r.track === t);
+    assert.ok(byTrack("secondary").every((r) => r.code === 500));
+    assert.ok(byTrack("primary").every((r) => r.code === 200));
+    for (const r of requests) assert.ok(r.latencyMs >= 10 && r.latencyMs < 30, `latency ${r.latencyMs}`);
+  });
+
+  test("an error rate is a fraction of requests", () => {
+    const behaviours = {
+      images: { ":v2": { errorRate: 0.1, latencyMs: 5, jitterMs: 0 } },
+      default: DEFAULT_BEHAVIOURS.default,
+    };
+    const random = seededRandom(9);
+    const requests = simulateRequests(appView({ primary: 0, secondary: 100 }, v1, v2), 10_000, behaviours, random);
+    const failed = requests.filter((r) => r.code === 500).length / requests.length;
+    assert.ok(Math.abs(failed - 0.1) < 0.01, `error rate ${failed}`);
+    assert.ok(requests.every((r) => r.latencyMs === 5));
+  });
+});
+
+describe("requestsThisTick", () => {
+  test("20 rps at 250 ms is 5 a tick", () => {
+    let carry = 0;
+    for (let i = 0; i < 8; i++) {
+      const due = requestsThisTick(20, 250, carry);
+      assert.equal(due.count, 5);
+      carry = due.carry;
+    }
+  });
+
+  test("fractions carry over: 3 rps sends 3 a second, 30 in 10 seconds", () => {
+    let carry = 0;
+    let sent = 0;
+    for (let i = 0; i < 40; i++) {
+      const due = requestsThisTick(3, 250, carry);
+      sent += due.count;
+      carry = due.carry;
+    }
+    assert.equal(sent, 30);
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The data plane, simulated: where each request of an app goes and how it is answered. Pure, given the
+ * random source: Envoy picks a weighted cluster at random per request, and so does this.
+ */
+import type { Track } from "../../src/api/types.js";
+import { behaviourFor, type BehaviourTable } from "./behaviour.js";
+import { TRACKS, type AppView, type PodView } from "./mesh-view.js";
+import { pick, type Random } from "./prng.js";
+
+/** Envoy's response flag for "no healthy upstream"; "-" when there is none. */
+export type ResponseFlags = "-" | "UH";
+
+/** One simulated request, as the destination's sidecar would report it. */
+export interface SimulatedRequest {
+  /** The subset it was routed to; null when no route and no Ready pod left nowhere to send it. */
+  track: Track | null;
+  /** destination_workload: the track's Deployment, or "unknown" when the request reached no workload. */
+  workload: string;
+  pod: string | null;
+  code: number;
+  flags: ResponseFlags;
+  latencyMs: number;
+}
+
+/** How long Envoy takes to answer 503 when a cluster has no healthy host: next to nothing. */
+const NO_UPSTREAM_LATENCY_MS = 0.5;
+
+/** The subset a request takes under `weights` (relative; their sum need not be 100). null if all are 0. */
+export function chooseTrack(weights: Record<Track, number>, random: Random): Track | null {
+  const total = weights.primary + weights.secondary;
+  if (total <= 0) return null;
+  return random() * total < weights.primary ? "primary" : "secondary";
+}
+
+function answer(pod: PodView, workload: string, behaviours: BehaviourTable, random: Random): SimulatedRequest {
+  const b = behaviourFor(pod.image, behaviours);
+  const failed = random() < b.errorRate;
+  return {
+    track: pod.track,
+    workload,
+    pod: pod.name,
+    code: failed ? 500 : 200,
+    flags: "-",
+    latencyMs: b.latencyMs + random() * b.jitterMs,
+  };
+}
+
+/**
+ * `count` requests to `app`. With a mesh route, each takes a subset by weight and then a Ready pod of that
+ * subset; a subset with weight but no Ready pod answers 503 UH, attributed to that subset's workload.
+ * Without a route, the Service's round robin spreads requests over every Ready pod of the app.
+ */
+export function simulateRequests(
+  app: AppView,
+  count: number,
+  behaviours: BehaviourTable,
+  random: Random,
+): SimulatedRequest[] {
+  const requests: SimulatedRequest[] = [];
+  const everyReady = TRACKS.flatMap((t) => app.tracks[t].readyPods);
+  for (let i = 0; i < count; i++) {
+    if (app.weights === null) {
+      const pod = pick(everyReady, random);
+      requests.push(
+        pod
+          ? answer(pod, app.tracks[pod.track].workload, behaviours, random)
+          : { track: null, workload: "unknown", pod: null, code: 503, flags: "UH", latencyMs: NO_UPSTREAM_LATENCY_MS },
+      );
+      continue;
+    }
+    const track = chooseTrack(app.weights, random);
+    if (track === null) continue; // every weight is 0: Envoy has nowhere to route, no workload sees it
+    const { workload, readyPods } = app.tracks[track];
+    const pod = pick(readyPods, random);
+    requests.push(
+      pod
+        ? answer(pod, workload, behaviours, random)
+        : { track, workload, pod: null, code: 503, flags: "UH", latencyMs: NO_UPSTREAM_LATENCY_MS },
+    );
+  }
+  return requests;
+}
+
+/**
+ * Spreads a rate over ticks: how many whole requests this tick sends, carrying the fraction to the next,
+ * so that 20 rps at 4 ticks a second is exactly 5 a tick and 3 rps is 1, 1, 0, 1... summing to 3 a second.
+ */
+export function requestsThisTick(rps: number, tickMs: number, carry: number): { count: number; carry: number } {
+  const due = carry + (rps * tickMs) / 1000;
+  const count = Math.floor(due + 1e-9);
+  return { count, carry: due - count };
+}
