@@ -1,0 +1,208 @@
+import type { Logger } from "pino";
+import { isConflict, toError } from "../kube/errors.js";
+import { sleep, systemClock, type Clock } from "./clock.js";
+import type { Informer } from "./informer.js";
+import { WorkQueue, type WorkQueueOptions } from "./workqueue.js";
+
+/** What a reconcile asks of the controller when it succeeds. */
+export interface ReconcileResult {
+  /** Reconcile the key again after this long even if nothing changes (a step or deadline is due). */
+  requeueAfterMs?: number;
+}
+
+/** Reconciles one key (`namespace/name`). Throwing means "retry with backoff", unless it is a TerminalError. */
+export type Reconcile = (key: string) => Promise<ReconcileResult | void>;
+
+/** How one reconcile ended, for metrics. */
+export type ReconcileOutcome = "success" | "requeue" | "error" | "terminal";
+
+/** Observes reconciles (metrics). Hooks must not throw; if they do, the error is logged and ignored. */
+export interface ControllerHooks {
+  reconciled?(info: { key: string; durationMs: number; outcome: ReconcileOutcome }): void;
+}
+
+/**
+ * Thrown by a reconcile for a failure that retrying cannot fix: the key is not requeued (until an event
+ * adds it again). controller-runtime's `TerminalError`.
+ */
+export class TerminalError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "TerminalError";
+  }
+}
+
+export interface ControllerOptions {
+  /** Names the controller in logs. */
+  name: string;
+  reconcile: Reconcile;
+  /** Keys reconciled in parallel. Default 2. */
+  workers?: number;
+  queue?: Omit<WorkQueueOptions, "clock">;
+  log: Logger;
+  hooks?: ControllerHooks;
+  clock?: Clock;
+  /** How often `run` checks whether the caches have synced. Default 100 ms. */
+  syncPollMs?: number;
+}
+
+/**
+ * A generic controller in the manner of client-go's: informers feed keys into a rate-limited work queue,
+ * N workers reconcile keys, errors are retried with per-key backoff, and no key is ever reconciled by two
+ * workers at once. It knows nothing of what it reconciles.
+ *
+ *   const c = new Controller({ name, reconcile, log });
+ *   c.watch(apps, objectKey).watch(deployments, keyFromLabel(LABELS.app));
+ *   await c.run(signal); // resolves after stop (or abort) has drained in-flight reconciles
+ */
+export class Controller {
+  readonly queue: WorkQueue;
+  private readonly informers: Informer<unknown>[] = [];
+  private readonly workers: number;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly syncPollMs: number;
+  private running = false;
+  private synced = false;
+  private stopping = false;
+  private workersDone: Promise<void> = Promise.resolve();
+  private stopped: Promise<void> | undefined;
+
+  constructor(private readonly options: ControllerOptions) {
+    this.workers = options.workers ?? 2;
+    if (!Number.isInteger(this.workers) || this.workers < 1) {
+      throw new Error(`controller ${options.name}: workers must be a positive integer, got ${this.workers}`);
+    }
+    this.clock = options.clock ?? systemClock;
+    this.syncPollMs = options.syncPollMs ?? 100;
+    this.log = options.log.child({ controller: options.name });
+    this.queue = new WorkQueue({ ...options.queue, clock: this.clock });
+  }
+
+  /**
+   * Enqueues `keyOf(obj)` on every add, update and delete the informer sees (for an update, also the key of
+   * the old object when it differs, e.g. when a label moved the object to another parent). `keyOf`
+   * returning undefined ignores the object. The informer is started, awaited and stopped by `run`/`stop`.
+   */
+  watch<T>(informer: Informer<T>, keyOf: (obj: T) => string | undefined): this {
+    const enqueue = (obj: T): void => {
+      const key = keyOf(obj);
+      if (key !== undefined) this.queue.add(key);
+    };
+    informer.onAdd(enqueue);
+    informer.onUpdate((obj, old) => {
+      enqueue(obj);
+      if (keyOf(old) !== keyOf(obj)) enqueue(old);
+    });
+    informer.onDelete(enqueue);
+    return this.addCache(informer);
+  }
+
+  /** Registers an informer the reconcile reads without reacting to its events (started and synced by `run`). */
+  addCache<T>(informer: Informer<T>): this {
+    if (this.running) throw new Error(`controller ${this.options.name}: informers must be added before run()`);
+    if (!this.informers.includes(informer)) this.informers.push(informer);
+    return this;
+  }
+
+  /**
+   * Starts the informers, waits until all have synced (no reconcile runs on a partial cache), then runs
+   * the workers. Resolves once stopped, by `stop()` or by `signal` aborting.
+   */
+  async run(signal?: AbortSignal): Promise<void> {
+    if (this.running) throw new Error(`controller ${this.options.name}: already running`);
+    this.running = true;
+    // Stopped before it ran: start nothing that stop() would not stop again.
+    if (this.stopping) return;
+    const onAbort = (): void => void this.stop();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted === true) onAbort();
+    try {
+      for (const informer of this.informers) informer.start();
+      this.log.info({ informers: this.informers.length }, "waiting for caches to sync");
+      while (!this.stopping && !this.informers.every((i) => i.hasSynced())) {
+        await sleep(this.clock, this.syncPollMs);
+      }
+      if (!this.stopping) {
+        this.synced = true;
+        this.log.info({ workers: this.workers }, "caches synced; starting workers");
+        this.workersDone = Promise.all(Array.from({ length: this.workers }, () => this.worker())).then(() => undefined);
+        await this.workersDone;
+      }
+      await this.stop();
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * Stops taking work, waits for in-flight reconciles to finish, then stops the informers. Idempotent;
+   * resolves when done.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopping = true;
+      this.log.info({ inFlight: this.queue.inFlight() }, "stopping; draining in-flight reconciles");
+      await this.queue.shutDownWithDrain();
+      await this.workersDone;
+      await Promise.all(this.informers.map((i) => i.stop()));
+      this.log.info("stopped");
+    })();
+    return this.stopped;
+  }
+
+  /** True while running with every cache synced: what /readyz reports. */
+  ready(): boolean {
+    return this.synced && !this.stopping;
+  }
+
+  /** Keys waiting to be reconciled (for the queue depth gauge). */
+  queueDepth(): number {
+    return this.queue.len();
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      await this.process(key);
+    }
+  }
+
+  private async process(key: string): Promise<void> {
+    const started = this.clock.now();
+    let outcome: ReconcileOutcome;
+    try {
+      const result = await this.options.reconcile(key);
+      this.queue.forget(key);
+      const after = result?.requeueAfterMs;
+      if (after !== undefined && Number.isFinite(after) && after >= 0) {
+        this.queue.addAfter(key, after);
+        outcome = "requeue";
+      } else {
+        outcome = "success";
+      }
+    } catch (thrown) {
+      const err = toError(thrown);
+      if (err instanceof TerminalError) {
+        this.queue.forget(key);
+        this.log.error({ key, err }, "reconcile failed; not retrying");
+        outcome = "terminal";
+      } else {
+        const backoffMs = this.queue.addRateLimited(key);
+        const fields = { key, err, requeues: this.queue.numRequeues(key), backoffMs };
+        // A conflict only means the cache was behind a write; the retry reads the newer state.
+        if (isConflict(err) || isConflict(err.cause)) this.log.info(fields, "reconcile hit a conflict; retrying");
+        else this.log.warn(fields, "reconcile failed; retrying");
+        outcome = "error";
+      }
+    } finally {
+      this.queue.done(key);
+    }
+    try {
+      this.options.hooks?.reconciled?.({ key, durationMs: this.clock.now() - started, outcome });
+    } catch (error) {
+      this.log.error({ err: toError(error) }, "controller hook threw");
+    }
+  }
+}
