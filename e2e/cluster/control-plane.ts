@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ApiextensionsV1Api, KubeConfig } from "@kubernetes/client-node";
 import { pino, type Logger } from "pino";
 import { AdminClient } from "./admin-client.js";
 import { track, untrack, type Stoppable } from "./cleanup.js";
@@ -28,6 +29,8 @@ export interface StartOptions {
   log?: Logger;
   /** Stop on SIGINT/SIGTERM and exit (default true). A caller that handles signals itself passes false. */
   handleSignals?: boolean;
+  /** Folder whose YAML files hold the project's CRDs (default: the repository's `crds/`). */
+  crdsDir?: string;
   /** Budget for each startup wait (default 60 s; a cold disk cache can make the first start slow). */
   timeoutMs?: number;
 }
@@ -68,6 +71,7 @@ const STOP_GRACE_MS = 5_000;
 export async function startControlPlane(opts: StartOptions): Promise<ControlPlane> {
   const started = Date.now();
   const toolchain = resolveToolchain();
+  if (opts.crdsDir !== undefined) toolchain.crdsDir = opts.crdsDir;
   const workDir = opts.workDir ?? (await mkdtemp(join(tmpdir(), `canaryapp-${opts.profile}-`)));
   await mkdir(workDir, { recursive: true });
   // A reused folder must not hand old etcd data to a new cluster.
@@ -136,7 +140,7 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     const wait = { timeoutMs, abort: () => this.deadProcess() };
     const crds = await loadCrds(this.tc.crdsDir, this.tc.istioCrds);
     await Promise.all([
-      installCrds(client, crds, timeoutMs),
+      installCrds(adminKubeConfig(this.kubeconfigPath).makeApiClient(ApiextensionsV1Api), crds, timeoutMs),
       ensureDefaultNamespace(client, timeoutMs),
       this.profile === "cluster"
         ? createFakeNodes(client, FAKE_NODE_COUNT, wait).then((names) => (this.nodes = names))
@@ -209,9 +213,11 @@ class LocalControlPlane implements ControlPlane, Stoppable {
   /** Rethrows a startup error with the log of the component most likely at fault. */
   private explain(err: unknown, suspect?: ManagedProcess): never {
     const culprit = this.procs.find((p) => p.exitStatus !== undefined) ?? suspect;
-    const where = culprit ? `\n${culprit.describeExit()}` : `\nlogs: ${this.workDir}`;
     const message = err instanceof Error ? err.message : String(err);
-    throw new Error(`control plane (${this.profile}) failed to start: ${message}${where}`, { cause: err });
+    // An abort reason already carries the culprit's story; do not tell it twice.
+    const detail = culprit ? culprit.describeExit() : `logs: ${this.workDir}`;
+    const text = culprit && message.includes(culprit.logPath) ? message : `${message}\n${detail}`;
+    throw new Error(`control plane (${this.profile}) failed to start: ${text}`, { cause: err });
   }
 
   stop(opts: StopOptions = {}): Promise<void> {
@@ -274,6 +280,12 @@ function apiserverArgs(port: number, etcdUrl: string, pki: Pki): string[] {
     "--allow-privileged=true",
     "--profiling=false",
   ];
+}
+
+function adminKubeConfig(path: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
 }
 
 async function ensureDefaultNamespace(client: AdminClient, timeoutMs: number): Promise<void> {
