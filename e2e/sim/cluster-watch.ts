@@ -1,17 +1,14 @@
 /**
- * Watches the controller's children (VirtualServices, Pods, Deployments) through client-node informers,
+ * Watches the controller's children (VirtualServices, Pods, Deployments) through the project's informers,
  * so every tick reads the cluster as it is now without asking the API server.
  */
-import {
-  KubernetesObjectApi,
-  makeInformer,
-  type Informer,
-  type KubeConfig,
-  type KubernetesObject,
-} from "@kubernetes/client-node";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { LABELS, MANAGED_BY_VALUE } from "../../src/api/types.js";
-import type { ClusterSnapshot } from "./mesh-view.js";
+import { createInformer, type Informer, type ObjectList } from "../../src/controller/informer.js";
+import { createClients } from "../../src/kube/client.js";
+import type { ClusterSnapshot, DeploymentLike, PodLike, VirtualServiceLike } from "./mesh-view.js";
 
 /** Anything that can say what the cluster looks like right now. */
 export interface SnapshotSource {
@@ -25,91 +22,66 @@ export interface ClusterWatch extends SnapshotSource {
 /** Only the controller's children: `managed-by=canaryapp` and an app label. */
 export const CHILD_SELECTOR = `${LABELS.managedBy}=${MANAGED_BY_VALUE},${LABELS.app}`;
 
-interface Kind {
-  apiVersion: string;
-  kind: string;
-  /** URL path prefix of the API group, and the resource's plural. */
-  prefix: string;
-  plural: string;
+const VIRTUAL_SERVICES = { group: "networking.istio.io", version: "v1", plural: "virtualservices" } as const;
+
+export interface WatchOptions {
+  /** Namespaces to watch; all when empty. */
+  namespaces: readonly string[];
+  log: Logger;
+  /** How long to wait for the first lists before going on with what there is (default 30 s). */
+  syncTimeoutMs?: number;
 }
 
-const KINDS = {
-  virtualServices: {
-    apiVersion: "networking.istio.io/v1",
-    kind: "VirtualService",
-    prefix: "/apis/networking.istio.io/v1",
-    plural: "virtualservices",
-  },
-  pods: { apiVersion: "v1", kind: "Pod", prefix: "/api/v1", plural: "pods" },
-  deployments: { apiVersion: "apps/v1", kind: "Deployment", prefix: "/apis/apps/v1", plural: "deployments" },
-} as const satisfies Record<keyof ClusterSnapshot, Kind>;
-
-const RESTART_MIN_MS = 500;
-const RESTART_MAX_MS = 15_000;
-
-type Cache = Informer<KubernetesObject> & { list(namespace?: string): readonly KubernetesObject[] };
-
 /**
- * Starts one informer per kind and namespace (or one per kind for all namespaces when `namespaces` is
- * empty), and resolves once each has made its first list. An informer that fails (the API server is
- * restarting, Istio's CRDs are not installed yet) is restarted with backoff; until then it shows what it
- * had.
+ * Starts the three informers and resolves once each has listed once, or after `syncTimeoutMs` with a
+ * warning (e.g. Istio's CRDs are not installed yet): the informers keep retrying with backoff, and until
+ * they succeed the simulator sees no children of that kind.
  */
-export async function watchCluster(kc: KubeConfig, namespaces: readonly string[], log: Logger): Promise<ClusterWatch> {
-  const objects = KubernetesObjectApi.makeApiClient(kc);
-  let stopped = false;
-  const timers = new Set<NodeJS.Timeout>();
+export async function watchCluster(kc: KubeConfig, opts: WatchOptions): Promise<ClusterWatch> {
+  const { core, apps, customObjects, watch } = createClients(kc);
+  const common = { namespaces: opts.namespaces, labelSelector: CHILD_SELECTOR, watcher: watch, log: opts.log };
+  const pods = createInformer<PodLike>({
+    ...common,
+    type: { group: "", version: "v1", plural: "pods" },
+    list: ({ namespace, labelSelector }) =>
+      namespace === undefined
+        ? core.listPodForAllNamespaces({ labelSelector })
+        : core.listNamespacedPod({ namespace, labelSelector }),
+  });
+  const deployments = createInformer<DeploymentLike>({
+    ...common,
+    type: { group: "apps", version: "v1", plural: "deployments" },
+    list: ({ namespace, labelSelector }) =>
+      namespace === undefined
+        ? apps.listDeploymentForAllNamespaces({ labelSelector })
+        : apps.listNamespacedDeployment({ namespace, labelSelector }),
+  });
+  const virtualServices = createInformer<VirtualServiceLike>({
+    ...common,
+    type: VIRTUAL_SERVICES,
+    list: ({ namespace, labelSelector }) =>
+      (namespace === undefined
+        ? customObjects.listClusterCustomObject({ ...VIRTUAL_SERVICES, labelSelector })
+        : customObjects.listNamespacedCustomObject({ ...VIRTUAL_SERVICES, namespace, labelSelector })) as Promise<
+        ObjectList<VirtualServiceLike>
+      >,
+  });
+  const informers: Informer<unknown>[] = [pods, deployments, virtualServices];
+  for (const informer of informers) informer.start();
 
-  const start = (name: keyof ClusterSnapshot, namespace: string | undefined): Cache => {
-    const kind: Kind = KINDS[name];
-    const path = namespace ? `${kind.prefix}/namespaces/${namespace}/${kind.plural}` : `${kind.prefix}/${kind.plural}`;
-    const list = () =>
-      objects.list<KubernetesObject>(
-        kind.apiVersion,
-        kind.kind,
-        namespace,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        CHILD_SELECTOR,
-      );
-    const informer = makeInformer(kc, path, list, CHILD_SELECTOR);
-    let delay = RESTART_MIN_MS;
-    informer.on("connect", () => (delay = RESTART_MIN_MS));
-    informer.on("error", (err: unknown) => {
-      if (stopped) return;
-      log.warn({ kind: kind.kind, namespace: namespace ?? "*", err, retryInMs: delay }, "watch failed; restarting");
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        if (!stopped)
-          informer.start().catch((e: unknown) => log.warn({ kind: kind.kind, err: e }, "watch restart failed"));
-      }, delay);
-      timers.add(timer);
-      delay = Math.min(delay * 2, RESTART_MAX_MS);
-    });
-    return informer;
-  };
-
-  const scopes = namespaces.length > 0 ? [...namespaces] : [undefined];
-  const caches = {
-    virtualServices: scopes.map((ns) => start("virtualServices", ns)),
-    pods: scopes.map((ns) => start("pods", ns)),
-    deployments: scopes.map((ns) => start("deployments", ns)),
-  };
-  const all = [...caches.virtualServices, ...caches.pods, ...caches.deployments];
-  await Promise.all(all.map((informer) => informer.start()));
+  const deadline = Date.now() + (opts.syncTimeoutMs ?? 30_000);
+  while (!informers.every((i) => i.hasSynced()) && Date.now() < deadline) await sleep(50);
+  if (!informers.every((i) => i.hasSynced())) {
+    opts.log.warn(
+      { pods: pods.hasSynced(), deployments: deployments.hasSynced(), virtualServices: virtualServices.hasSynced() },
+      "cluster watch not synced yet; going on with what is listed",
+    );
+  }
 
   return {
-    snapshot: () => ({
-      virtualServices: caches.virtualServices.flatMap((c) => c.list()),
-      pods: caches.pods.flatMap((c) => c.list()),
-      deployments: caches.deployments.flatMap((c) => c.list()),
-    }),
+    snapshot: () => ({ virtualServices: virtualServices.list(), pods: pods.list(), deployments: deployments.list() }),
     stop: async () => {
-      stopped = true;
-      for (const timer of timers) clearTimeout(timer);
-      await Promise.all(all.map((informer) => informer.stop()));
+      await Promise.all(informers.map((i) => i.stop()));
     },
   };
 }

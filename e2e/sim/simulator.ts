@@ -75,7 +75,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   let source = opts.source;
   if (!source) {
     const kc = typeof opts.kubeconfig === "object" ? opts.kubeconfig : loadKubeConfig(opts.kubeconfig);
-    const cluster = await watchCluster(kc, opts.namespaces ?? [], log);
+    const cluster = await watchCluster(kc, { namespaces: opts.namespaces ?? [], log });
     watch = cluster;
     source = cluster;
   }
