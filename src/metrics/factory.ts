@@ -151,7 +151,7 @@ export async function providerFor(
   const provider = new PrometheusProvider({
     ...settings,
     ...(defaults.retry ? { retry: defaults.retry } : {}),
-    ...(defaults.log ? { log: defaults.log.child({ prometheus: safeEndpoint(settings.endpoint) }) } : {}),
+    ...(defaults.log ? { log: defaults.log } : {}),
   });
   cache.set(key, provider);
   for (const oldest of cache.keys()) {
