@@ -1,0 +1,91 @@
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { ControllerMetrics, PHASES } from "./metrics.js";
+
+/** The sample lines of one metric family, without comments. */
+async function samples(metrics: ControllerMetrics, name: string): Promise<string[]> {
+  const text = await metrics.metrics();
+  return text.split("\n").filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `));
+}
+
+describe("ControllerMetrics", () => {
+  test("phase gauge: 1 for the current phase, 0 for every other", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    m.setAppState("shop", "web", { phase: "Progressing" });
+    m.setAppState("shop", "web", { phase: "Promoting" });
+    const lines = await samples(m, "canaryapp_phase");
+    assert.equal(lines.length, PHASES.length);
+    assert.ok(lines.includes('canaryapp_phase{namespace="shop",name="web",phase="Promoting"} 1'));
+    assert.ok(lines.includes('canaryapp_phase{namespace="shop",name="web",phase="Progressing"} 0'));
+    assert.equal(lines.filter((l) => l.endsWith(" 1")).length, 1);
+  });
+
+  test("weight, failed checks, transitions and analyses per app", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    m.setAppState("shop", "web", { secondaryWeight: 30, failedChecks: 1 });
+    m.countTransition("shop", "web", "StepAdvanced");
+    m.countTransition("shop", "web", "StepAdvanced");
+    m.countAnalysis("shop", "web", "passed");
+    m.countAnalysis("shop", "web", "failed");
+    assert.deepEqual(await samples(m, "canaryapp_secondary_weight"), [
+      'canaryapp_secondary_weight{namespace="shop",name="web"} 30',
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_failed_checks"), [
+      'canaryapp_failed_checks{namespace="shop",name="web"} 1',
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_transitions_total"), [
+      'canaryapp_transitions_total{namespace="shop",name="web",reason="StepAdvanced"} 2',
+    ]);
+    assert.deepEqual((await samples(m, "canaryapp_analysis_total")).sort(), [
+      'canaryapp_analysis_total{namespace="shop",name="web",result="failed"} 1',
+      'canaryapp_analysis_total{namespace="shop",name="web",result="passed"} 1',
+    ]);
+  });
+
+  test("removeApp drops every series of that app only", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    m.setAppState("shop", "web", { phase: "Healthy", secondaryWeight: 0, failedChecks: 0 });
+    m.countTransition("shop", "web", "Promoted");
+    m.countAnalysis("shop", "web", "passed");
+    m.setAppState("shop", "api", { phase: "Healthy" });
+    m.removeApp("shop", "web");
+    m.removeApp("shop", "never-seen");
+    const text = await m.metrics();
+    assert.doesNotMatch(text, /name="web"/);
+    assert.match(text, /canaryapp_phase\{namespace="shop",name="api",phase="Healthy"\} 1/);
+  });
+
+  test("reconcile hooks feed the duration histogram and the error counter", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    const hooks = m.controllerHooks();
+    hooks.reconciled?.({ key: "shop/web", durationMs: 40, outcome: "success" });
+    hooks.reconciled?.({ key: "shop/web", durationMs: 3000, outcome: "error" });
+    hooks.reconciled?.({ key: "shop/web", durationMs: 1, outcome: "terminal" });
+    const counts = await samples(m, "canaryapp_reconcile_duration_seconds_count");
+    assert.ok(counts.includes('canaryapp_reconcile_duration_seconds_count{result="success"} 1'));
+    assert.ok(counts.includes('canaryapp_reconcile_duration_seconds_count{result="error"} 1'));
+    const buckets = await samples(m, "canaryapp_reconcile_duration_seconds_bucket");
+    assert.ok(buckets.includes('canaryapp_reconcile_duration_seconds_bucket{le="0.05",result="success"} 1'));
+    assert.ok(buckets.includes('canaryapp_reconcile_duration_seconds_bucket{le="2.5",result="error"} 0'));
+    assert.deepEqual(await samples(m, "canaryapp_reconcile_errors_total"), ["canaryapp_reconcile_errors_total 2"]);
+  });
+
+  test("queue depth is read at scrape time; leader gauge", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    let depth = 3;
+    m.setQueueDepthSource(() => depth);
+    assert.deepEqual(await samples(m, "canaryapp_workqueue_depth"), ["canaryapp_workqueue_depth 3"]);
+    depth = 0;
+    assert.deepEqual(await samples(m, "canaryapp_workqueue_depth"), ["canaryapp_workqueue_depth 0"]);
+    assert.deepEqual(await samples(m, "canaryapp_leader"), ["canaryapp_leader 0"]);
+    m.setLeader(true);
+    assert.deepEqual(await samples(m, "canaryapp_leader"), ["canaryapp_leader 1"]);
+  });
+
+  test("two instances do not share series", async () => {
+    const a = new ControllerMetrics();
+    const b = new ControllerMetrics();
+    a.setLeader(true);
+    assert.deepEqual(await samples(b, "canaryapp_leader"), ["canaryapp_leader 0"]);
+  });
+});

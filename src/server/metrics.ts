@@ -1,0 +1,187 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Phase } from "../api/types.js";
+import type { ControllerHooks, ReconcileOutcome } from "../controller/controller.js";
+
+/** Every phase, so that `canaryapp_phase` can show 1 for the current one and 0 for the others. */
+export const PHASES = [
+  "Initializing",
+  "Healthy",
+  "Progressing",
+  "Paused",
+  "Promoting",
+  "RollingBack",
+  "Failed",
+  "Invalid",
+] as const satisfies readonly Phase[];
+
+// Fails to compile when a phase is added to the API but not to PHASES.
+type MissingPhase = Exclude<Phase, (typeof PHASES)[number]>;
+const _allPhasesListed: MissingPhase extends never ? true : MissingPhase = true;
+void _allPhasesListed;
+
+export interface ControllerMetricsOptions {
+  /** Also export the process metrics of prom-client (CPU, memory, event loop lag...). Default true. */
+  processMetrics?: boolean;
+}
+
+/** Per-app series that are not phases; tracked so they can be removed when the app goes away. */
+interface AppSeries {
+  transitionReasons: Set<string>;
+  analysisResults: Set<string>;
+}
+
+/**
+ * The controller's Prometheus metrics, on a registry of its own (so tests and several instances never
+ * collide on prom-client's global one).
+ */
+export class ControllerMetrics {
+  readonly registry = new Registry();
+  private readonly reconcileDuration: Histogram<"result">;
+  private readonly reconcileErrors: Counter;
+  private readonly phase: Gauge<"namespace" | "name" | "phase">;
+  private readonly secondaryWeight: Gauge<"namespace" | "name">;
+  private readonly failedChecks: Gauge<"namespace" | "name">;
+  private readonly transitions: Counter<"namespace" | "name" | "reason">;
+  private readonly analyses: Counter<"namespace" | "name" | "result">;
+  private readonly leader: Gauge;
+  private readonly apps = new Map<string, AppSeries>();
+  private queueDepthSource: () => number = () => 0;
+
+  constructor(options: ControllerMetricsOptions = {}) {
+    const registers = [this.registry];
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    this.reconcileDuration = new Histogram({
+      name: "canaryapp_reconcile_duration_seconds",
+      help: "Time one reconcile took, by result (success, requeue, error, terminal).",
+      labelNames: ["result"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.reconcileErrors = new Counter({
+      name: "canaryapp_reconcile_errors_total",
+      help: "Reconciles that failed (retried with backoff, or terminal).",
+      registers,
+    });
+    const source = (): number => this.queueDepthSource();
+    new Gauge({
+      name: "canaryapp_workqueue_depth",
+      help: "Keys waiting in the work queue.",
+      registers,
+      collect() {
+        this.set(source());
+      },
+    });
+    this.phase = new Gauge({
+      name: "canaryapp_phase",
+      help: "1 for the CanaryApp's current phase, 0 for the others.",
+      labelNames: ["namespace", "name", "phase"],
+      registers,
+    });
+    this.secondaryWeight = new Gauge({
+      name: "canaryapp_secondary_weight",
+      help: "Percentage of traffic routed to the secondary (the version under test).",
+      labelNames: ["namespace", "name"],
+      registers,
+    });
+    this.failedChecks = new Gauge({
+      name: "canaryapp_failed_checks",
+      help: "Failed analysis checks counted in the current test.",
+      labelNames: ["namespace", "name"],
+      registers,
+    });
+    this.transitions = new Counter({
+      name: "canaryapp_transitions_total",
+      help: "Rollout transitions (test started, step advanced, promoted, rolled back...), by reason.",
+      labelNames: ["namespace", "name", "reason"],
+      registers,
+    });
+    this.analyses = new Counter({
+      name: "canaryapp_analysis_total",
+      help: "Analyses run, by result.",
+      labelNames: ["namespace", "name", "result"],
+      registers,
+    });
+    this.leader = new Gauge({
+      name: "canaryapp_leader",
+      help: "1 while this replica holds the leader lease, else 0.",
+      registers,
+    });
+    this.leader.set(0);
+  }
+
+  /** Hooks for `Controller`: reconcile durations and errors. */
+  controllerHooks(): ControllerHooks {
+    return {
+      reconciled: ({ durationMs, outcome }) => this.observeReconcile(durationMs / 1000, outcome),
+    };
+  }
+
+  observeReconcile(durationSeconds: number, outcome: ReconcileOutcome): void {
+    this.reconcileDuration.observe({ result: outcome }, durationSeconds);
+    if (outcome === "error" || outcome === "terminal") this.reconcileErrors.inc();
+  }
+
+  /** Where the queue depth gauge reads from at scrape time, e.g. `() => controller.queueDepth()`. */
+  setQueueDepthSource(source: () => number): void {
+    this.queueDepthSource = source;
+  }
+
+  /** Sets the per-app gauges; absent fields are left as they are. */
+  setAppState(
+    namespace: string,
+    name: string,
+    state: { phase?: Phase; secondaryWeight?: number; failedChecks?: number },
+  ): void {
+    this.series(namespace, name);
+    if (state.phase !== undefined) {
+      for (const phase of PHASES) this.phase.set({ namespace, name, phase }, phase === state.phase ? 1 : 0);
+    }
+    if (state.secondaryWeight !== undefined) this.secondaryWeight.set({ namespace, name }, state.secondaryWeight);
+    if (state.failedChecks !== undefined) this.failedChecks.set({ namespace, name }, state.failedChecks);
+  }
+
+  countTransition(namespace: string, name: string, reason: string): void {
+    this.series(namespace, name).transitionReasons.add(reason);
+    this.transitions.inc({ namespace, name, reason });
+  }
+
+  countAnalysis(namespace: string, name: string, result: string): void {
+    this.series(namespace, name).analysisResults.add(result);
+    this.analyses.inc({ namespace, name, result });
+  }
+
+  /** Drops every series of a deleted app, so it no longer shows in dashboards. */
+  removeApp(namespace: string, name: string): void {
+    const series = this.apps.get(`${namespace}/${name}`);
+    if (series === undefined) return;
+    for (const phase of PHASES) this.phase.remove({ namespace, name, phase });
+    this.secondaryWeight.remove({ namespace, name });
+    this.failedChecks.remove({ namespace, name });
+    for (const reason of series.transitionReasons) this.transitions.remove({ namespace, name, reason });
+    for (const result of series.analysisResults) this.analyses.remove({ namespace, name, result });
+    this.apps.delete(`${namespace}/${name}`);
+  }
+
+  setLeader(isLeader: boolean): void {
+    this.leader.set(isLeader ? 1 : 0);
+  }
+
+  /** The exposition text, for /metrics. */
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private series(namespace: string, name: string): AppSeries {
+    const key = `${namespace}/${name}`;
+    let series = this.apps.get(key);
+    if (series === undefined) {
+      series = { transitionReasons: new Set(), analysisResults: new Set() };
+      this.apps.set(key, series);
+    }
+    return series;
+  }
+}
