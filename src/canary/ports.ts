@@ -42,4 +42,6 @@ export interface ReconcileObserver {
   appRemoved(namespace: string, name: string): void;
   analysisRan(app: CanaryApp, passed: boolean): void;
   eventRecorded(app: CanaryApp, event: PlannedEvent): void;
+  /** Every write the controller makes to the API server (apply, delete, status, annotations, events). */
+  wrote(kind: string, verb: "apply" | "delete" | "status" | "annotate" | "event"): void;
 }

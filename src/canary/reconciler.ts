@@ -4,6 +4,7 @@ import { withDefaults } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
 import type { CanaryApp, CanaryAppStatus, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
+import { isConflict } from "../kube/errors.js";
 import { desiredChildren } from "../resources/children.js";
 import type { ChildObject, ChildRef } from "../resources/children.js";
 import { alreadyApplied, stableJson, withAppliedHash } from "../resources/compare.js";
@@ -196,8 +197,5 @@ export function statusEqual(a: CanaryAppStatus | undefined, b: CanaryAppStatus |
   return stableJson(a ?? {}) === stableJson(b ?? {});
 }
 
-function isConflict(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === 409;
-}
 
 export type { ChildRef };

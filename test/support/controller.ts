@@ -1,0 +1,54 @@
+import { pino } from "pino";
+import type { CanaryApp, CanaryAppStatus } from "../../src/api/types.js";
+import type { RunningController } from "../../src/app.js";
+import { startController } from "../../src/app.js";
+import type { ReconcileObserver } from "../../src/canary/ports.js";
+import { loadConfig } from "../../src/config.js";
+import type { PlannedEvent } from "../../src/rollout/types.js";
+
+/** Everything the controller under test reported, for assertions. */
+export class RecordingObserver implements ReconcileObserver {
+  readonly writes: { kind: string; verb: string; at: number }[] = [];
+  readonly events: (PlannedEvent & { app: string; at: number })[] = [];
+  readonly statuses: (CanaryAppStatus & { app: string; at: number })[] = [];
+  analyses = 0;
+
+  appObserved(app: CanaryApp, status: CanaryAppStatus): void {
+    this.statuses.push({ ...structuredClone(status), app: app.metadata.name ?? "", at: Date.now() });
+  }
+  appRemoved(): void {}
+  analysisRan(): void {
+    this.analyses++;
+  }
+  eventRecorded(app: CanaryApp, event: PlannedEvent): void {
+    this.events.push({ ...event, app: app.metadata.name ?? "", at: Date.now() });
+  }
+  wrote(kind: string, verb: string): void {
+    this.writes.push({ kind, verb, at: Date.now() });
+  }
+  writesSince(time: number): { kind: string; verb: string; at: number }[] {
+    return this.writes.filter((w) => w.at >= time);
+  }
+}
+
+export interface TestController {
+  observer: RecordingObserver;
+  running: RunningController;
+  stop(): Promise<void>;
+}
+
+/** Runs the real controller in this process, watching one namespace, without leader election. */
+export function runController(
+  namespace: string,
+  extraFlags: string[] = [],
+  env: Record<string, string> = {},
+): TestController {
+  const config = loadConfig(
+    [`--namespaces=${namespace}`, "--leader-elect=false", "--http-address=127.0.0.1:0", ...extraFlags],
+    { KUBECONFIG: process.env["KUBECONFIG"], ...env },
+  );
+  const observer = new RecordingObserver();
+  const log = pino({ level: process.env["TEST_LOG_LEVEL"] ?? "silent" });
+  const running = startController({ config, log, observer });
+  return { observer, running, stop: () => running.stop() };
+}
