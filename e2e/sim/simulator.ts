@@ -74,7 +74,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   let watch: { stop(): Promise<void> } | undefined;
   let source = opts.source;
   if (!source) {
-    const kc = typeof opts.kubeconfig === "object" ? opts.kubeconfig : loadKubeConfig(opts.kubeconfig);
+    let kc: KubeConfig;
+    try {
+      kc = typeof opts.kubeconfig === "object" ? opts.kubeconfig : loadKubeConfig(opts.kubeconfig);
+    } catch (err) {
+      throw new Error(`simulator: cannot load the kubeconfig`, { cause: err });
+    }
     const cluster = await watchCluster(kc, { namespaces: opts.namespaces ?? [], log });
     watch = cluster;
     source = cluster;
