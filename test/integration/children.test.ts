@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import type { CanaryApp } from "../../src/api/types.js";
-import { canaryApps, createTestNamespace, eventually, testKubeConfig } from "../support/kube.js";
+import { canaryApps, createTestNamespace, eventually, MERGE_PATCH, testKubeConfig } from "../support/kube.js";
 import { runController, type TestController } from "../support/controller.js";
 import { getDeployment, istioObjects, setDeploymentAvailable, weightsOf } from "../support/workloads.js";
 
@@ -98,9 +98,10 @@ describe("owned children", () => {
 
   test("a hand-scaled primary is scaled back", async () => {
     const started = Date.now();
-    await appsApi.patchNamespacedDeployment({ namespace, name: `${NAME}-primary`, body: { spec: { replicas: 5 } } }, {
-      headers: { "Content-Type": "application/merge-patch+json" },
-    } as never);
+    await appsApi.patchNamespacedDeployment(
+      { namespace, name: `${NAME}-primary`, body: { spec: { replicas: 5 } } },
+      MERGE_PATCH,
+    );
     await eventually("replicas back to 2", async () => {
       const d = await getDeployment(kc, namespace, `${NAME}-primary`);
       return d?.spec?.replicas === 2 && d.metadata?.generation !== undefined && d.metadata.generation > 1

@@ -1,5 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
 import { GROUP, PLURAL, VERSION } from "../../src/api/types.js";
 import type { CanaryApp } from "../../src/api/types.js";
 
@@ -19,6 +26,9 @@ export async function createTestNamespace(kc: KubeConfig, prefix: string): Promi
   return name;
 }
 
+/** Request options that make a client-node patch a JSON merge patch (its default is a JSON patch). */
+export const MERGE_PATCH = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+
 /** Typed access to CanaryApps in one namespace. */
 export function canaryApps(kc: KubeConfig, namespace: string) {
   const api = kc.makeApiClient(CustomObjectsApi);
@@ -34,9 +44,12 @@ export function canaryApps(kc: KubeConfig, namespace: string) {
       await api.deleteNamespacedCustomObject({ ...ref, name });
     },
     patchSpec: async (name: string, spec: Partial<CanaryApp["spec"]>) =>
-      (await api.patchNamespacedCustomObject({ ...ref, name, body: { spec } })) as CanaryApp,
+      (await api.patchNamespacedCustomObject({ ...ref, name, body: { spec } }, MERGE_PATCH)) as CanaryApp,
     annotate: async (name: string, annotations: Record<string, string | null>) =>
-      (await api.patchNamespacedCustomObject({ ...ref, name, body: { metadata: { annotations } } })) as CanaryApp,
+      (await api.patchNamespacedCustomObject(
+        { ...ref, name, body: { metadata: { annotations } } },
+        MERGE_PATCH,
+      )) as CanaryApp,
   };
 }
 
