@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { KubeApiError, isGone, toError } from "../kube/errors.js";
+import { abortable } from "./abortable.js";
 import { sleep, systemClock, type Clock } from "./clock.js";
 
 /**
@@ -182,7 +183,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     let failures = 0;
     while (!signal.aborted) {
       try {
-        if (this.resourceVersion === "") await this.relist();
+        if (this.resourceVersion === "") await this.relist(signal);
         if (signal.aborted) break;
         const started = this.clock.now();
         const outcome = await this.watchOnce(signal);
@@ -216,13 +217,15 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     }
   }
 
-  private async relist(): Promise<void> {
-    let list: ObjectList<T>;
+  private async relist(signal: AbortSignal): Promise<void> {
+    let list: ObjectList<T> | undefined;
     try {
-      list = await this.options.list();
+      // Not awaited past a stop: a hanging list must not hold up shutdown.
+      list = await abortable(this.options.list(), signal);
     } catch (error) {
       throw toError(error, `${this.options.resource}: list`);
     }
+    if (list === undefined) return;
     const next = new Map<string, T>();
     for (const item of list.items) {
       const obj = normalise(item);

@@ -293,6 +293,40 @@ describe("LeaderElector", () => {
     await a.result;
   });
 
+  test("aborted while an API call hangs: resolves at once, and a late win is handed back", async () => {
+    const clock = new FakeClock();
+    const leases = new FakeLeases();
+    let answer: () => void = () => undefined;
+    let calls = 0;
+    const slow: LeaseClient = {
+      // Only the first read hangs.
+      get: () => (calls++ > 0 ? leases.get() : new Promise((resolve) => (answer = () => resolve(leases.get())))),
+      create: (lease) => leases.create(lease),
+      replace: (lease) => leases.replace(lease),
+    };
+    const events: string[] = [];
+    const abort = new AbortController();
+    const elector = new LeaderElector({
+      namespace: "n",
+      name: "l",
+      identity: "a",
+      client: slow,
+      clock,
+      log: pino({ level: "silent" }),
+      onStartedLeading: () => void events.push("started"),
+      onStoppedLeading: () => void events.push("stopped"),
+    });
+    const result = elector.run(abort.signal);
+    await flush();
+    abort.abort();
+    assert.equal(await result, "shutdown");
+    answer(); // the read answers late: the lease is created, then released
+    for (let i = 0; i < 5; i++) await flush();
+    assert.deepEqual(events, []);
+    assert.equal(leases.writes, 2, "created, then released");
+    assert.equal(recordFromSpec(leases.lease?.spec).holderIdentity, undefined);
+  });
+
   test("rejects timings that would let two replicas lead at once", () => {
     const base = {
       namespace: "n",

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import type { CoordinationV1Api, V1Lease } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { isConflict, isNotFound, toError } from "../kube/errors.js";
+import { abortable } from "./abortable.js";
 import { sleep, systemClock, type Clock } from "./clock.js";
 import {
   acquiredRecord,
@@ -133,7 +134,11 @@ export class LeaderElector {
   async run(signal: AbortSignal): Promise<StopReason> {
     this.log.info("campaigning for leadership");
     while (!signal.aborted) {
-      if (await this.attempt()) break;
+      const attempt = this.attempt();
+      // A hanging API call must not delay shutdown while campaigning...
+      if ((await abortable(attempt, signal)) === true) break;
+      // ...but if it wins the lease after all, hand it straight back.
+      if (signal.aborted) void attempt.then((won) => (won ? this.release() : undefined));
       await sleep(this.clock, this.retryPeriodMs * (1 + this.random() * JITTER_FACTOR), signal);
     }
     if (signal.aborted) return "shutdown";
