@@ -133,7 +133,10 @@ describe("owned children", () => {
     });
     const container = primary.spec?.template.spec?.containers[0];
     assert.equal(container?.ports?.[0]?.containerPort, 9090);
-    assert.deepEqual(container?.env, [{ name: "GREETING", value: "hi" }]);
+    assert.deepEqual(
+      container?.env?.map((e) => ({ name: e.name, value: e.value })),
+      [{ name: "GREETING", value: "hi" }],
+    );
     assert.equal(primary.spec?.template.metadata?.labels?.team, "payments");
     const service = await eventually("Service updated", async () => {
       const s = await core.readNamespacedService({ namespace, name: NAME });
