@@ -85,7 +85,10 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
     throw err;
   }
   cp.startupMs = Date.now() - started;
-  cp.log.info({ profile: cp.profile, startupMs: cp.startupMs, kubeconfig: cp.kubeconfigPath }, "control plane ready");
+  cp.log.info(
+    { profile: cp.profile, startupMs: cp.startupMs, phases: cp.phases, kubeconfig: cp.kubeconfigPath },
+    "control plane ready",
+  );
   return cp;
 }
 
@@ -96,6 +99,8 @@ class LocalControlPlane implements ControlPlane, Stoppable {
   startupMs = 0;
   private readonly procs: ManagedProcess[] = [];
   private readonly bootStarted = Date.now();
+  /** Milliseconds from the start of boot at which each startup step finished, for the "ready" log line. */
+  readonly phases: Record<string, number> = {};
   private stopped: Promise<void> | undefined;
 
   constructor(
@@ -126,24 +131,33 @@ class LocalControlPlane implements ControlPlane, Stoppable {
       timeoutMs,
       abort: () => this.deadProcess(),
     }).catch((err: unknown) => this.explain(err, etcd));
+    this.mark("etcdHealthy");
 
     const apiserver = this.spawn("kube-apiserver", this.tc.kubeApiserver, apiserverArgs(apiPort, etcdUrl, pki));
     const client = new AdminClient(this.server, pki);
+    // Parsing Istio's large CRD file (half a second) overlaps with the API server's startup.
+    const crdsLoaded = loadCrds(this.tc.crdsDir, this.tc.istioCrds);
+    crdsLoaded.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled"
     await waitFor(
       "kube-apiserver: /readyz",
       async () => ((await client.send("GET", "/readyz", undefined, 2_000)).status === 200 ? true : undefined),
       { timeoutMs, abort: () => this.deadProcess() },
     ).catch((err: unknown) => this.explain(err, apiserver));
-    this.log.info({ ms: Date.now() - this.bootStarted }, "kube-apiserver ready");
+    this.mark("apiserverReady");
 
     if (this.profile === "cluster") await this.startClusterComponents(pki);
     const wait = { timeoutMs, abort: () => this.deadProcess() };
-    const crds = await loadCrds(this.tc.crdsDir, this.tc.istioCrds);
+    const crds = await crdsLoaded;
     await Promise.all([
-      installCrds(adminKubeConfig(this.kubeconfigPath).makeApiClient(ApiextensionsV1Api), crds, timeoutMs),
+      installCrds(adminKubeConfig(this.kubeconfigPath).makeApiClient(ApiextensionsV1Api), crds, timeoutMs).then(() =>
+        this.mark("crdsEstablished"),
+      ),
       ensureDefaultNamespace(client, timeoutMs),
       this.profile === "cluster"
-        ? createFakeNodes(client, FAKE_NODE_COUNT, wait).then((names) => (this.nodes = names))
+        ? createFakeNodes(client, FAKE_NODE_COUNT, wait).then((names) => {
+            this.nodes = names;
+            this.mark("nodesReady");
+          })
         : undefined,
     ]).catch((err: unknown) => this.explain(err));
 
@@ -162,6 +176,7 @@ class LocalControlPlane implements ControlPlane, Stoppable {
           this.procs.find((p) => p.name === "kube-controller-manager"),
         ),
       );
+      this.mark("serviceAccountReady");
     }
   }
 
@@ -193,6 +208,10 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     // built-in node and pod stages, which mark nodes Ready and pods Running and Ready.
     await writeFile(kwokConfig, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n");
     this.spawn("kwok", this.tc.kwok, [kubeconfig, `--config=${kwokConfig}`, "--manage-all-nodes=true"]);
+  }
+
+  private mark(phase: string): void {
+    this.phases[phase] = Date.now() - this.bootStarted;
   }
 
   private spawn(name: string, binary: string, args: string[]): ManagedProcess {
