@@ -41,9 +41,11 @@ export function analysisDue(input: AnalysisDueInput): boolean {
 function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean } {
   const ctx = createContext(input);
   settlePrimaryImage(ctx);
-  handleRetry(ctx);
   const running = ctx.status.canary;
   if (running !== undefined) runTest(ctx, running);
+  // After the running test, which may record a failure, so that a replay of this plan (its annotation
+  // not yet removed) finds nothing left to forget; before a new test, so that it may be the retried one.
+  handleRetry(ctx);
   if (ctx.status.canary === undefined) rest(ctx);
   return { plan: assemble(ctx), analysisWanted: ctx.analysisWanted };
 }
@@ -102,6 +104,10 @@ function rest(ctx: PlanContext): void {
     return;
   }
   if (ctx.problems.length > 0) return;
+  // A promote or abort request still on the app was meant for no test, or for one that just ended. The new
+  // test waits for the annotation's removal (which triggers the next reconcile): started now, a replay of
+  // this plan before the removal would apply the old request to it.
+  if (ctx.requests.promote || ctx.requests.abort) return;
   const canary = startTest(ctx);
   handlePause(ctx, canary);
   // The secondary may already run this image (a Deployment reused or left over): no need to wait for an event.
@@ -162,7 +168,7 @@ function assemble(ctx: PlanContext): Plan {
     weights,
     status,
     events: ctx.events,
-    removeAnnotations: ctx.removeAnnotations,
+    removeAnnotations: [...ctx.removeAnnotations].sort(),
     ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}),
   };
 }
