@@ -71,7 +71,7 @@ test-e2e: build ## End-to-end tests against a local cluster with kwok nodes (pro
 
 .PHONY: bench
 bench: build ## Run the benchmarks
-	node dist/bench/run.js
+	node --expose-gc dist/bench/run.js
 
 ##@ Run
 

@@ -1,0 +1,28 @@
+/**
+ * `make bench`: measured figures, printed as a table. Nothing here asserts a time; the numbers go into
+ * the notes and are compared by people across changes.
+ */
+import { startControlPlane } from "../e2e/cluster/index.js";
+import { benchPlanner } from "./planner.js";
+import { benchScale } from "./scale.js";
+
+const apps = Number(process.env["BENCH_APPS"] ?? 200);
+
+const planner = benchPlanner();
+console.log(`planner: ${planner.plansPerSecond} plans/s (${planner.microsPerPlan.toFixed(1)} µs per plan)`);
+
+const controlPlane = await startControlPlane({ profile: "api" });
+console.log(`control plane (api profile) ready in ${(controlPlane.startupMs / 1000).toFixed(1)} s`);
+try {
+  const scale = await benchScale(controlPlane.kubeconfigPath, apps);
+  console.log(`scale: ${scale.apps} CanaryApps → all children in ${scale.secondsToAllChildren.toFixed(1)} s`);
+  console.log(
+    `scale: ${scale.writesWhileCreating} API writes to converge (${(scale.writesWhileCreating / scale.apps).toFixed(1)} per app)`,
+  );
+  console.log(`scale: ${scale.writesAtRest} API writes in ${scale.restWindowSeconds} s at rest`);
+  console.log(
+    `scale: controller process memory with ${scale.apps} apps cached: rss ${scale.rssMiB} MiB, heap used ${scale.heapUsedMiB} MiB`,
+  );
+} finally {
+  await controlPlane.stop();
+}
