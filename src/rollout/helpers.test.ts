@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { CanaryStage, Condition, FailedImage } from "../api/types.js";
+import { withDefaults } from "../api/defaults.js";
+import type { CanaryStage, CanaryState, Condition, FailedImage, Phase } from "../api/types.js";
 import { ANNOTATIONS, MAX_FAILED_IMAGES } from "../api/types.js";
 import { findCondition, setCondition } from "./conditions.js";
 import { findFailedImage, forgetFailedImage, recordFailedImage } from "./failed-images.js";
-import { iso } from "./fixtures.test-helpers.js";
+import { at, iso } from "./fixtures.test-helpers.js";
+import type { PhaseFacts } from "./phase.js";
+import { derivePhase } from "./phase.js";
+import type { RequeueFacts } from "./requeue.js";
+import { DRAIN_POLL_SECONDS, requeueAfterSeconds } from "./requeue.js";
 import { isTruthy, readRequests } from "./requests.js";
 import { secondaryWeight, splitWeights, stepWeight } from "./steps.js";
 
@@ -156,4 +161,83 @@ describe("requests", () => {
     });
     assert.equal(readRequests({ [ANNOTATIONS.retry]: "" }, "spec:1").retry, "spec:1");
   });
+});
+
+describe("phase", () => {
+  const canary = (stage: CanaryStage, extra: Partial<CanaryState> = {}): CanaryState => ({
+    image: "i",
+    stage,
+    step: 0,
+    startedAt: iso(0),
+    stepStartedAt: iso(0),
+    failedChecks: 0,
+    ...extra,
+  });
+  const base: PhaseFacts = { canary: undefined, specImageFailed: false, primaryRunning: true, invalid: false };
+  const cases: { name: string; facts: Partial<PhaseFacts>; phase: Phase }[] = [
+    { name: "at rest", facts: {}, phase: "Healthy" },
+    { name: "primary not running yet", facts: { primaryRunning: false }, phase: "Initializing" },
+    { name: "spec.image failed", facts: { specImageFailed: true }, phase: "Failed" },
+    { name: "invalid at rest", facts: { invalid: true, specImageFailed: true }, phase: "Invalid" },
+    { name: "waiting", facts: { canary: canary("WaitingForSecondary") }, phase: "Progressing" },
+    { name: "stepping", facts: { canary: canary("Stepping") }, phase: "Progressing" },
+    { name: "paused", facts: { canary: canary("Stepping", { pausedAt: iso(1) }) }, phase: "Paused" },
+    { name: "invalid while stepping", facts: { canary: canary("Stepping"), invalid: true }, phase: "Invalid" },
+    { name: "awaiting promotion", facts: { canary: canary("AwaitingPromotion") }, phase: "Progressing" },
+    { name: "promoting", facts: { canary: canary("Promoting"), invalid: true }, phase: "Promoting" },
+    { name: "finalising", facts: { canary: canary("Finalising") }, phase: "Promoting" },
+    {
+      name: "rolling back a failure",
+      facts: { canary: canary("RollingBack", { outcome: { result: "Failed", reason: "r", message: "m" } }) },
+      phase: "RollingBack",
+    },
+    {
+      name: "ending a superseded test",
+      facts: { canary: canary("RollingBack", { outcome: { result: "Superseded", reason: "r", message: "m" } }) },
+      phase: "Progressing",
+    },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(derivePhase({ ...base, ...c.facts }), c.phase));
+});
+
+describe("requeue", () => {
+  const analysis = withDefaults({ image: "i", imageListenPort: 1 }).analysis;
+  const facts = (canary: CanaryState | undefined, secondaryReady = true): RequeueFacts => ({
+    canary,
+    analysis,
+    secondaryReady,
+    invalid: false,
+    now: at(100),
+  });
+  const state = (stage: CanaryStage, extra: Partial<CanaryState> = {}): CanaryState => ({
+    image: "i",
+    stage,
+    step: 0,
+    startedAt: iso(0),
+    stepStartedAt: iso(90),
+    failedChecks: 0,
+    ...extra,
+  });
+  const cases: { name: string; facts: RequeueFacts; seconds: number | undefined }[] = [
+    { name: "no test: event-driven", facts: facts(undefined), seconds: undefined },
+    { name: "waiting: the deadline", facts: facts(state("WaitingForSecondary"), false), seconds: 590 },
+    { name: "stepping: the next analysis", facts: facts(state("Stepping")), seconds: 20 },
+    {
+      name: "stepping, overdue analysis: at least 1",
+      facts: facts(state("Stepping", { stepStartedAt: iso(0) })),
+      seconds: 1,
+    },
+    { name: "stepping, secondary down: the deadline", facts: facts(state("Stepping"), false), seconds: 590 },
+    { name: "paused: event-driven", facts: facts(state("Stepping", { pausedAt: iso(95) })), seconds: undefined },
+    { name: "awaiting promotion: a person decides", facts: facts(state("AwaitingPromotion")), seconds: undefined },
+    { name: "promoting: the deadline", facts: facts(state("Promoting")), seconds: 590 },
+    {
+      name: "promoting past the deadline: watched",
+      facts: facts(state("Promoting", { stepStartedAt: iso(-600) })),
+      seconds: undefined,
+    },
+    { name: "finalising: poll the route", facts: facts(state("Finalising")), seconds: DRAIN_POLL_SECONDS },
+    { name: "rolling back: poll the route", facts: facts(state("RollingBack")), seconds: DRAIN_POLL_SECONDS },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(requeueAfterSeconds(c.facts), c.seconds));
 });

@@ -29,7 +29,8 @@ export function derivePhase(facts: PhaseFacts): Phase {
       case "Finalising":
         return "Promoting";
       case "RollingBack":
-        return "RollingBack";
+        // A superseded test did not fail: traffic returns to the primary on the way to the next test.
+        return canary.outcome?.result === "Superseded" ? "Progressing" : "RollingBack";
     }
   }
   if (facts.invalid) return "Invalid";

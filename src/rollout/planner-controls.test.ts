@@ -242,13 +242,14 @@ describe("retry", () => {
   test("a retried image that fails again is recorded again", () => {
     const s: Scenario = { image: V2, status: failedV2, annotations: { [ANNOTATIONS.retry]: V2 } };
     const started = runPlan(s);
-    const stepping = runPlan({
+    const s2: Scenario = {
       ...afterPersist(s, started),
       observed: { secondary: deployment(V2), routedWeights: routed(0) },
       now: 5,
-    });
+    };
+    const stepping = runPlan(s2);
     const failed = runPlan({
-      ...afterPersist(s, stepping),
+      ...afterPersist(s2, stepping),
       observed: { secondary: deployment(V2), routedWeights: routed(10), analysis: [failing()] },
       now: 35,
     });
@@ -259,5 +260,18 @@ describe("retry", () => {
         [V3, "AnalysisFailed"],
       ],
     );
+  });
+
+  test("a retry seen as the image fails forgets that failure too: the request is to test it again", () => {
+    const p = runPlan({
+      image: V2,
+      status: testing({ stage: "Stepping", step: 0 }),
+      annotations: { [ANNOTATIONS.retry]: V2 },
+      observed: { secondary: deployment(V2), routedWeights: routed(10), analysis: [failing()] },
+      now: 30,
+    });
+    assert.equal(p.status.canary?.stage, "RollingBack");
+    assert.deepEqual(p.status.failedImages, []);
+    assert.deepEqual(reasons(p), ["AnalysisFailed", "RollingBack", "RetryRequested"]);
   });
 });

@@ -173,6 +173,24 @@ function assemble(ctx: PlanContext): Plan {
   };
 }
 
+/** What a running test is doing, in a few words, for the Progressing condition. */
+function progressingMessage(canary: CanaryState): string {
+  switch (canary.stage) {
+    case "WaitingForSecondary":
+    case "Stepping":
+    case "AwaitingPromotion":
+      return `testing ${canary.image}`;
+    case "Promoting":
+      return `promoting ${canary.image}`;
+    case "Finalising":
+      return `promoted ${canary.image}; removing the secondary`;
+    case "RollingBack":
+      return canary.outcome?.result === "Superseded"
+        ? `ending the superseded test of ${canary.image}`
+        : `rolling back ${canary.image}`;
+  }
+}
+
 function conditions(ctx: PlanContext, overdue: boolean): Condition[] {
   const { status, observed, at } = ctx;
   const generation = ctx.app.metadata.generation;
@@ -214,7 +232,7 @@ function conditions(ctx: PlanContext, overdue: boolean): Condition[] {
     const reason = overdue ? PROMOTION_OVERDUE : canary.stage;
     list = setCondition(
       list,
-      { type: CONDITION.Progressing, status: "True", reason, message: `testing ${canary.image}`, ...gen },
+      { type: CONDITION.Progressing, status: "True", reason, message: progressingMessage(canary), ...gen },
       at,
     );
   } else if (ctx.ended !== undefined) {
