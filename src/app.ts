@@ -54,7 +54,13 @@ const RESOURCES = {
 const CHILD_SELECTOR = `${LABELS.managedBy}=${MANAGED_BY_VALUE}`;
 
 /** Wires clients, informers, the reconciler, the work-queue controller and leader election, and starts them. */
-export function startController({ config, log, observer, metrics, now = () => new Date() }: StartOptions): RunningController {
+export function startController({
+  config,
+  log,
+  observer,
+  metrics,
+  now = () => new Date(),
+}: StartOptions): RunningController {
   const clients = createClients(loadKubeConfig(config.kubeconfig));
   const informer = <T extends ObjectWithMeta>(type: ResourceType, labelSelector?: string): Informer<T> =>
     createInformer<T>({
@@ -88,12 +94,16 @@ export function startController({ config, log, observer, metrics, now = () => ne
       replaceStatus: async (app, status) => {
         observer.wrote("CanaryApp", "status");
         const { name = "", namespace = "", resourceVersion } = app.metadata;
-        await patchStatus(
+        const updated = (await patchStatus(
           clients.customObjects,
           { ...RESOURCES.canaryApps, namespace, name },
           status,
-          { previous: app.status ?? {}, ...(resourceVersion ? { resourceVersion } : {}) },
-        );
+          {
+            previous: app.status ?? {},
+            ...(resourceVersion ? { resourceVersion } : {}),
+          },
+        )) as CanaryApp | undefined;
+        return updated?.metadata.resourceVersion;
       },
       removeAnnotations: async (app, keys) => {
         observer.wrote("CanaryApp", "annotate");

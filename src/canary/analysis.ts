@@ -10,7 +10,11 @@ import type { QueryRunner } from "./ports.js";
  * InvalidSpecError before anything is queried), their queries against the app's Prometheus, each outcome
  * judged by the planner's pure scoring. One result per check, in the planner's order.
  */
-export async function runAnalysis(app: CanaryApp, spec: ResolvedSpec, runQueries: QueryRunner): Promise<MetricResult[]> {
+export async function runAnalysis(
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  runQueries: QueryRunner,
+): Promise<MetricResult[]> {
   const checks = analysisChecks(spec);
   const vars = templateVars(app, spec);
   const queries = checks.map((check) => renderQuery(check.query, vars));

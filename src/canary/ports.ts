@@ -23,8 +23,11 @@ export interface ClusterWriter {
   apply(object: ChildObject): Promise<void>;
   /** Delete; a missing object is not an error. */
   remove(ref: ChildRef): Promise<void>;
-  /** Replace the status subresource, guarded by the app's resourceVersion (a conflict throws). */
-  replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<void>;
+  /**
+   * Replace the status subresource, guarded by the app's resourceVersion (a conflict throws). Resolves
+   * with the app's new resourceVersion.
+   */
+  replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<string | undefined>;
   /** Remove metadata annotations from the app. */
   removeAnnotations(app: CanaryApp, keys: string[]): Promise<void>;
 }

@@ -4,7 +4,8 @@ import { withDefaults } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
 import type { CanaryApp, CanaryAppStatus, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
-import { isConflict } from "../kube/errors.js";
+import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
+import { setCondition } from "../rollout/conditions.js";
 import { desiredChildren } from "../resources/children.js";
 import type { ChildObject, ChildRef } from "../resources/children.js";
 import { alreadyApplied, stableJson, withAppliedHash } from "../resources/compare.js";
@@ -87,18 +88,48 @@ export class CanaryReconciler {
 
     await this.persist(app, result.status, key);
     for (const event of result.events) await this.emit(app, event, log);
-    await this.act(app, spec, result, log);
+    const rejection = await this.actOrRejection(app, spec, result, log);
+    await this.persist(app, withChildrenCondition(app.status ?? {}, rejection, now), key);
+    if (rejection) {
+      // Retrying cannot help until the spec changes, and a spec change reconciles again by itself.
+      await this.emit(app, { type: "Warning", reason: "ChildRejected", message: rejection }, log);
+      this.deps.observer.appObserved(app, app.status ?? {});
+      return {};
+    }
     if (result.removeAnnotations.length > 0) await this.deps.writer.removeAnnotations(app, result.removeAnnotations);
     this.deps.observer.appObserved(app, result.status);
     return result.requeueAfterSeconds === undefined ? {} : { requeueAfterMs: result.requeueAfterSeconds * 1000 };
   }
 
+  /** Writes `status` if it differs from the app's, and keeps `app` current (status, resourceVersion). */
   private async persist(app: CanaryApp, status: CanaryAppStatus, key: string): Promise<void> {
     if (statusEqual(app.status, status)) return;
     try {
-      await this.deps.writer.replaceStatus(app, status);
+      const resourceVersion = await this.deps.writer.replaceStatus(app, status);
+      app.status = status;
+      if (resourceVersion !== undefined) app.metadata.resourceVersion = resourceVersion;
     } catch (error) {
       if (isConflict(error)) throw new StaleStatusError(key, { cause: error });
+      throw error;
+    }
+  }
+
+  /**
+   * Acts; returns the API server's message when it rejected a child as invalid (a spec problem the schema
+   * could not see, such as a malformed probe in `pod`), and throws on anything retrying may fix.
+   */
+  private async actOrRejection(
+    app: CanaryApp,
+    spec: ResolvedSpec,
+    result: Plan,
+    log: Logger,
+  ): Promise<string | undefined> {
+    try {
+      await this.act(app, spec, result, log);
+      return undefined;
+    } catch (error) {
+      const code = statusCodeOf(error);
+      if (code === 400 || code === 422) return toError(error).message;
       throw error;
     }
   }
@@ -182,6 +213,27 @@ export class CanaryReconciler {
   }
 }
 
+/** The condition a rejected child sets, and that clears once every child applies again. */
+export const CHILDREN_APPLIED = "ChildrenApplied";
+
+/**
+ * Sets ChildrenApplied=False with the server's message on a rejection, and back to True once children
+ * apply; an app that never had a rejection carries no such condition (and costs no extra status write).
+ */
+export function withChildrenCondition(
+  status: CanaryAppStatus,
+  rejection: string | undefined,
+  now: Date,
+): CanaryAppStatus {
+  const present = status.conditions?.some((c) => c.type === CHILDREN_APPLIED) ?? false;
+  if (rejection === undefined && !present) return status;
+  const update =
+    rejection === undefined
+      ? { type: CHILDREN_APPLIED, status: "True" as const, reason: "Applied", message: "every child matches the spec" }
+      : { type: CHILDREN_APPLIED, status: "False" as const, reason: "Rejected", message: rejection };
+  return { ...status, conditions: setCondition(status.conditions, update, now.toISOString()) };
+}
+
 function describeApply(action: "Created" | "Updated", child: ChildObject): string {
   return `${action} ${child.kind} ${child.metadata.name}`;
 }
@@ -196,6 +248,5 @@ export function splitKey(key: string): [string, string] {
 export function statusEqual(a: CanaryAppStatus | undefined, b: CanaryAppStatus | undefined): boolean {
   return stableJson(a ?? {}) === stableJson(b ?? {});
 }
-
 
 export type { ChildRef };
