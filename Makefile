@@ -55,7 +55,8 @@ typecheck: node_modules/.package-lock.json ## Type-check without emitting
 ##@ Tests
 
 .PHONY: test
-test: deps build lint typecheck test-unit test-integration test-e2e ## Everything: lint, typecheck, unit, integration, e2e
+# build is the type check (tsc fails on any type error), so typecheck is not run a second time here.
+test: deps build lint test-unit test-integration test-e2e ## Everything: typecheck (build), lint, unit, integration, e2e
 
 .PHONY: test-unit
 test-unit: build ## Unit tests (no cluster)

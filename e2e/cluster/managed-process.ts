@@ -1,5 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
+
+// setpriv (util-linux) makes the kernel kill the component when this Node process dies, even by SIGKILL,
+// where no exit handler of ours can run.
+const SETPRIV = "/usr/bin/setpriv";
+const parentDeathSignal = process.platform === "linux" && existsSync(SETPRIV);
 
 /** How a process ended. */
 export interface ExitStatus {
@@ -24,7 +29,9 @@ export class ManagedProcess {
   ) {
     const fd = openSync(logPath, "a");
     try {
-      this.child = spawn(binary, args, { stdio: ["ignore", fd, fd] });
+      this.child = parentDeathSignal
+        ? spawn(SETPRIV, ["--pdeathsig", "KILL", "--", binary, ...args], { stdio: ["ignore", fd, fd] })
+        : spawn(binary, args, { stdio: ["ignore", fd, fd] });
     } finally {
       closeSync(fd);
     }
