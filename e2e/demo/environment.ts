@@ -1,0 +1,140 @@
+/**
+ * Everything the story runs on, on one machine without Docker: a control plane with kwok nodes (or the one
+ * KUBECONFIG names), the mesh traffic simulator standing in for Istio's data plane, a real Prometheus
+ * scraping it, and the controller as a child process pointed at that Prometheus.
+ */
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import { statusCodeOf } from "../../src/kube/errors.js";
+import { loadKubeConfig } from "../../src/kube/client.js";
+import { startControlPlane, type ControlPlane } from "../cluster/index.js";
+import { startPrometheus, type RunningPrometheus } from "../prometheus.js";
+import { startSimulator, type Simulator } from "../sim/simulator.js";
+import { startControllerProcess, type ControllerProcess } from "./controller-process.js";
+import { Kubectl, toolchainKubectl } from "./kubectl.js";
+
+export interface EnvironmentOptions {
+  /** The namespace the story runs in; created when missing. The controller and simulator watch only it. */
+  namespace: string;
+  /** A running cluster's kubeconfig; when absent, a local control plane (cluster profile) is started. */
+  kubeconfig?: string;
+  /** The kubeconfig the controller runs with (default: the admin one), e.g. a ServiceAccount's token. */
+  controllerKubeconfig?: string;
+  /** Simulated requests per second to the app (default: the simulator's 20). */
+  rps?: number;
+  /** Told as each part comes up, with how long it took. */
+  progress?: (part: string, detail: string, ms: number) => void;
+}
+
+export interface Environment {
+  readonly namespace: string;
+  readonly kubeconfigPath: string;
+  readonly kc: KubeConfig;
+  readonly kubectl: Kubectl;
+  /** Set when this environment started the control plane. */
+  readonly controlPlane: ControlPlane | undefined;
+  readonly simulator: Simulator;
+  readonly prometheus: RunningPrometheus;
+  readonly controller: ControllerProcess;
+  /** Folder of the controller's log; kept after stop. */
+  readonly logDir: string;
+  /** Stops the controller, the simulator, Prometheus and the control plane it started, in that order. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the parts in dependency order. On failure, whatever was started is stopped before the error is
+ * rethrown. Nothing installs signal handlers: the caller owns Ctrl-C and calls `stop`.
+ */
+export async function startEnvironment(opts: EnvironmentOptions): Promise<Environment> {
+  const progress = opts.progress ?? (() => undefined);
+  const stoppers: (() => Promise<void>)[] = [];
+  const stopAll = async (): Promise<void> => {
+    // Newest first: the controller goes before what it talks to.
+    for (const stop of stoppers.reverse().splice(0)) await stop().catch(() => undefined);
+  };
+  const timed = async <T>(part: string, start: () => Promise<T>, detail: (t: T) => string): Promise<T> => {
+    const started = Date.now();
+    const value = await start();
+    progress(part, detail(value), Date.now() - started);
+    return value;
+  };
+
+  try {
+    const kubectlBinary = toolchainKubectl();
+    let controlPlane: ControlPlane | undefined;
+    let kubeconfigPath = opts.kubeconfig;
+    if (kubeconfigPath === undefined) {
+      const cp = await timed(
+        "control plane",
+        () => startControlPlane({ profile: "cluster", handleSignals: false }),
+        (c) => `etcd, kube-apiserver, controller-manager, scheduler, kwok (${c.nodes.length} fake nodes)`,
+      );
+      stoppers.push(() => cp.stop());
+      controlPlane = cp;
+      kubeconfigPath = cp.kubeconfigPath;
+    }
+    const kc = loadKubeConfig(kubeconfigPath);
+    await ensureNamespace(kc, opts.namespace);
+
+    const simulator = await timed(
+      "traffic simulator",
+      () =>
+        startSimulator({
+          kubeconfig: kc,
+          namespaces: [opts.namespace],
+          ...(opts.rps !== undefined ? { rps: opts.rps } : {}),
+        }),
+      (s) => `${s.state().rps} requests/s per app, Istio metrics at ${s.url}/metrics`,
+    );
+    stoppers.push(() => simulator.stop());
+
+    const prometheus = await timed(
+      "Prometheus",
+      () => startPrometheus({ targets: [simulator.target], handleSignals: false }),
+      (p) => `${p.url}, scraping the simulator every second`,
+    );
+    stoppers.push(() => prometheus.stop());
+
+    const logDir = await mkdtemp(join(tmpdir(), "canaryapp-demo-"));
+    const controller = await timed(
+      "controller",
+      () =>
+        startControllerProcess({
+          kubeconfig: opts.controllerKubeconfig ?? kubeconfigPath,
+          namespace: opts.namespace,
+          prometheusURL: prometheus.url,
+          logPath: join(logDir, "controller.log"),
+        }),
+      (c) => `pid ${c.pid}, watching namespace ${opts.namespace}, ${c.url}/metrics`,
+    );
+    stoppers.push(() => controller.stop());
+
+    let stopped: Promise<void> | undefined;
+    return {
+      namespace: opts.namespace,
+      kubeconfigPath,
+      kc,
+      kubectl: new Kubectl(kubectlBinary, kubeconfigPath),
+      controlPlane,
+      simulator,
+      prometheus,
+      controller,
+      logDir,
+      stop: () => (stopped ??= stopAll()),
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
+  try {
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  } catch (err) {
+    if (statusCodeOf(err) !== 409) throw new Error(`Namespace ${name}: create failed`, { cause: err });
+  }
+}
