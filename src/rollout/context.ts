@@ -35,6 +35,7 @@ export interface PlanContext {
   analysisWanted: boolean;
 }
 
+/** A fresh context for one plan: the next status starts as a deep copy of the current one. */
 export function createContext(input: PlanInput): PlanContext {
   const previous = input.app.status ?? {};
   return {
@@ -54,6 +55,7 @@ export function createContext(input: PlanInput): PlanContext {
   };
 }
 
+/** Adds an event to the plan. Callers emit only on a transition, so that a replayed plan says nothing new. */
 export function emit(ctx: PlanContext, type: PlannedEvent["type"], reason: string, message: string): void {
   ctx.events.push({ type, reason, message });
 }
@@ -63,13 +65,23 @@ export function consume(ctx: PlanContext, annotation: string): void {
   if (!ctx.removeAnnotations.includes(annotation)) ctx.removeAnnotations.push(annotation);
 }
 
+/** Whether a request annotation was already handled in this plan. */
 export function consumed(ctx: PlanContext, annotation: string): boolean {
   return ctx.removeAnnotations.includes(annotation);
 }
 
-/** The kubectl command (with namespace) that sets an annotation on this app. */
-export function annotateCommand(ctx: PlanContext, annotation: string, value: string): string {
+function kubectlAnnotate(ctx: PlanContext): string {
   const { name, namespace } = ctx.app.metadata;
   const ns = namespace !== undefined ? ` -n ${namespace}` : "";
-  return `kubectl annotate canaryapp ${name ?? "NAME"}${ns} ${annotation}=${value} --overwrite`;
+  return `kubectl annotate canaryapp ${name ?? "NAME"}${ns}`;
+}
+
+/** The kubectl command that sets an annotation on this app. */
+export function annotateCommand(ctx: PlanContext, annotation: string, value: string): string {
+  return `${kubectlAnnotate(ctx)} ${annotation}=${value} --overwrite`;
+}
+
+/** The kubectl command that removes an annotation from this app. */
+export function removeAnnotationCommand(ctx: PlanContext, annotation: string): string {
+  return `${kubectlAnnotate(ctx)} ${annotation}-`;
 }

@@ -1,8 +1,7 @@
-import type { CanaryState, Condition } from "../api/types.js";
-import { ANNOTATIONS, CONDITION } from "../api/types.js";
+import type { CanaryState } from "../api/types.js";
+import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
-import { annotateCommand, consume, consumed, createContext, emit } from "./context.js";
-import { setCondition } from "./conditions.js";
+import { annotateCommand, consume, consumed, createContext, emit, removeAnnotationCommand } from "./context.js";
 import { handleAbort, handleImageChange, handlePause, handlePromote, handleRetry } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
 import { finishIfDrained, isEnding, startTest } from "./lifecycle.js";
@@ -10,7 +9,8 @@ import { statusMessage } from "./message.js";
 import { primaryRunning, secondaryReady } from "./observation.js";
 import { derivePhase } from "./phase.js";
 import { requeueAfterSeconds } from "./requeue.js";
-import { PROMOTION_OVERDUE, advanceStage, promotionOverdue } from "./stages.js";
+import { advanceStage, promotionOverdue } from "./stages.js";
+import { statusConditions } from "./status-conditions.js";
 import { secondaryWeight, splitWeights } from "./steps.js";
 import type { Observation, Plan, PlanInput } from "./types.js";
 
@@ -58,7 +58,7 @@ function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean } {
 function settlePrimaryImage(ctx: PlanContext): void {
   if (ctx.status.primaryImage !== undefined) return;
   const running = ctx.observed.primary?.image;
-  if (running !== undefined) {
+  if (running !== undefined && running !== "") {
     ctx.status.primaryImage = running;
     emit(ctx, "Normal", "Adopted", `adopted ${running}, which the primary Deployment runs`);
   } else {
@@ -133,7 +133,7 @@ function assemble(ctx: PlanContext): Plan {
     primaryRunning: primaryRunning(observed, primaryImage),
     invalid,
   });
-  status.conditions = conditions(ctx, overdue);
+  status.conditions = statusConditions(ctx, overdue);
   status.message = statusMessage({
     phase: status.phase,
     status,
@@ -150,7 +150,7 @@ function assemble(ctx: PlanContext): Plan {
       retry: annotateCommand(ctx, ANNOTATIONS.retry, spec.image),
       promote: annotateCommand(ctx, ANNOTATIONS.promote, "now"),
       abort: annotateCommand(ctx, ANNOTATIONS.abort, "now"),
-      resume: `kubectl annotate canaryapp ${ctx.app.metadata.name ?? "NAME"}${ctx.app.metadata.namespace !== undefined ? ` -n ${ctx.app.metadata.namespace}` : ""} ${ANNOTATIONS.paused}-`,
+      resume: removeAnnotationCommand(ctx, ANNOTATIONS.paused),
     },
   });
 
@@ -171,105 +171,4 @@ function assemble(ctx: PlanContext): Plan {
     removeAnnotations: [...ctx.removeAnnotations].sort(),
     ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}),
   };
-}
-
-/** What a running test is doing, in a few words, for the Progressing condition. */
-function progressingMessage(canary: CanaryState): string {
-  switch (canary.stage) {
-    case "WaitingForSecondary":
-    case "Stepping":
-    case "AwaitingPromotion":
-      return `testing ${canary.image}`;
-    case "Promoting":
-      return `promoting ${canary.image}`;
-    case "Finalising":
-      return `promoted ${canary.image}; removing the secondary`;
-    case "RollingBack":
-      return canary.outcome?.result === "Superseded"
-        ? `ending the superseded test of ${canary.image}`
-        : `rolling back ${canary.image}`;
-  }
-}
-
-function conditions(ctx: PlanContext, overdue: boolean): Condition[] {
-  const { status, observed, at } = ctx;
-  const generation = ctx.app.metadata.generation;
-  const gen = generation !== undefined ? { observedGeneration: generation } : {};
-  let list = status.conditions ?? [];
-
-  const primary = observed.primary;
-  list = setCondition(
-    list,
-    primary === null
-      ? {
-          type: CONDITION.Ready,
-          status: "False",
-          reason: "PrimaryMissing",
-          message: "the primary Deployment does not exist yet",
-          ...gen,
-        }
-      : primary.available
-        ? {
-            type: CONDITION.Ready,
-            status: "True",
-            reason: "PrimaryAvailable",
-            message: `the primary runs ${primary.image} and is available`,
-            ...gen,
-          }
-        : {
-            type: CONDITION.Ready,
-            status: "False",
-            reason: "PrimaryNotAvailable",
-            message: `the primary (${primary.image}) is not available yet`,
-            ...gen,
-          },
-    at,
-  );
-
-  const canary = status.canary;
-  const previous = list.find((c) => c.type === CONDITION.Progressing);
-  if (canary !== undefined) {
-    const reason = overdue ? PROMOTION_OVERDUE : canary.stage;
-    list = setCondition(
-      list,
-      { type: CONDITION.Progressing, status: "True", reason, message: progressingMessage(canary), ...gen },
-      at,
-    );
-  } else if (ctx.ended !== undefined) {
-    list = setCondition(
-      list,
-      { type: CONDITION.Progressing, status: "False", reason: ctx.ended.reason, message: ctx.ended.message, ...gen },
-      at,
-    );
-  } else if (previous === undefined) {
-    list = setCondition(
-      list,
-      { type: CONDITION.Progressing, status: "False", reason: "NoTest", message: "no test has run yet", ...gen },
-      at,
-    );
-  } else if (previous.status === "True") {
-    // A test vanished from status without ending here (status edited by hand): say so rather than keep True.
-    list = setCondition(
-      list,
-      { type: CONDITION.Progressing, status: "False", reason: "NoTest", message: "no test is running", ...gen },
-      at,
-    );
-  } else {
-    list = setCondition(list, { ...previous, ...gen }, at);
-  }
-
-  list = setCondition(
-    list,
-    ctx.problems.length > 0
-      ? {
-          type: CONDITION.InvalidSpec,
-          status: "True",
-          reason: "InvalidAnalysis",
-          message: ctx.problems.join("; "),
-          ...gen,
-        }
-      : { type: CONDITION.InvalidSpec, status: "False", reason: "Valid", message: "the spec can be acted on", ...gen },
-    at,
-  );
-  return list;
 }

@@ -1,0 +1,110 @@
+import type { CanaryState, Condition } from "../api/types.js";
+import { CONDITION } from "../api/types.js";
+import { setCondition } from "./conditions.js";
+import type { PlanContext } from "./context.js";
+import { PROMOTION_OVERDUE } from "./stages.js";
+
+/** What a running test is doing, in a few words, for the Progressing condition. */
+function progressingMessage(canary: CanaryState): string {
+  switch (canary.stage) {
+    case "WaitingForSecondary":
+    case "Stepping":
+    case "AwaitingPromotion":
+      return `testing ${canary.image}`;
+    case "Promoting":
+      return `promoting ${canary.image}`;
+    case "Finalising":
+      return `promoted ${canary.image}; removing the secondary`;
+    case "RollingBack":
+      return canary.outcome?.result === "Superseded"
+        ? `ending the superseded test of ${canary.image}`
+        : `rolling back ${canary.image}`;
+  }
+}
+
+/**
+ * The conditions of the next status: Ready (the primary is available), Progressing (True while a test
+ * runs, with its stage as reason; False with the reason the last test ended) and InvalidSpec.
+ */
+export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[] {
+  const { status, observed, at } = ctx;
+  const generation = ctx.app.metadata.generation;
+  const gen = generation !== undefined ? { observedGeneration: generation } : {};
+  let list = status.conditions ?? [];
+
+  const primary = observed.primary;
+  list = setCondition(
+    list,
+    primary === null
+      ? {
+          type: CONDITION.Ready,
+          status: "False",
+          reason: "PrimaryMissing",
+          message: "the primary Deployment does not exist yet",
+          ...gen,
+        }
+      : primary.available
+        ? {
+            type: CONDITION.Ready,
+            status: "True",
+            reason: "PrimaryAvailable",
+            message: `the primary runs ${primary.image} and is available`,
+            ...gen,
+          }
+        : {
+            type: CONDITION.Ready,
+            status: "False",
+            reason: "PrimaryNotAvailable",
+            message: `the primary (${primary.image}) is not available yet`,
+            ...gen,
+          },
+    at,
+  );
+
+  const canary = status.canary;
+  const previous = list.find((c) => c.type === CONDITION.Progressing);
+  if (canary !== undefined) {
+    const reason = overdue ? PROMOTION_OVERDUE : canary.stage;
+    list = setCondition(
+      list,
+      { type: CONDITION.Progressing, status: "True", reason, message: progressingMessage(canary), ...gen },
+      at,
+    );
+  } else if (ctx.ended !== undefined) {
+    list = setCondition(
+      list,
+      { type: CONDITION.Progressing, status: "False", reason: ctx.ended.reason, message: ctx.ended.message, ...gen },
+      at,
+    );
+  } else if (previous === undefined) {
+    list = setCondition(
+      list,
+      { type: CONDITION.Progressing, status: "False", reason: "NoTest", message: "no test has run yet", ...gen },
+      at,
+    );
+  } else if (previous.status === "True") {
+    // A test vanished from status without ending here (status edited by hand): say so rather than keep True.
+    list = setCondition(
+      list,
+      { type: CONDITION.Progressing, status: "False", reason: "NoTest", message: "no test is running", ...gen },
+      at,
+    );
+  } else {
+    list = setCondition(list, { ...previous, ...gen }, at);
+  }
+
+  list = setCondition(
+    list,
+    ctx.problems.length > 0
+      ? {
+          type: CONDITION.InvalidSpec,
+          status: "True",
+          reason: "InvalidAnalysis",
+          message: ctx.problems.join("; "),
+          ...gen,
+        }
+      : { type: CONDITION.InvalidSpec, status: "False", reason: "Valid", message: "the spec can be acted on", ...gen },
+    at,
+  );
+  return list;
+}
