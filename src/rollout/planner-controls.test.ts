@@ -129,6 +129,24 @@ describe("promote now", () => {
     );
   });
 
+  test("present as spec.image changes: answered first, and the test starts once the annotation is gone", () => {
+    const s: Scenario = { image: V2, status: { primaryImage: V1 }, annotations: promote };
+    const p = runPlan(s);
+    assert.equal(p.status.canary, undefined, "a replay before the removal must not promote the new test");
+    assert.deepEqual(reasons(p), ["NothingToPromote"]);
+    const next = runPlan(afterPersist(s, p));
+    assert.deepEqual(reasons(next), ["TestStarted"]);
+    assert.equal(next.status.canary?.stage, "WaitingForSecondary");
+  });
+
+  test("during a rollback: removed with a warning", () => {
+    const s = at("Stepping", 2, { annotations: { ...promote, [ANNOTATIONS.abort]: "now" } });
+    const p = runPlan(s);
+    assert.equal(p.status.canary?.stage, "RollingBack");
+    assert.deepEqual(reasons(p), ["RollingBack", "NothingToPromote"]);
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.abort, ANNOTATIONS.promote]);
+  });
+
   test("while promoting already: removed quietly", () => {
     const p = runPlan(
       at("Promoting", 4, {
@@ -183,6 +201,20 @@ describe("abort", () => {
     assert.equal(p.status.canary?.stage, "Finalising");
     assert.equal(p.status.failedImages, undefined);
     assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.abort]);
+  });
+
+  test("abort with a new spec.image: the running test is aborted, the new one waits for the annotation's removal", () => {
+    const s = at("Stepping", 2, {
+      image: V3,
+      annotations: abort,
+      observed: { secondary: deployment(V2), routedWeights: routed(0) },
+    });
+    const p = runPlan(s);
+    assert.equal(p.status.canary, undefined);
+    assert.equal(p.status.failedImages?.[0]?.image, V2);
+    const next = runPlan(afterPersist(s, p));
+    assert.equal(next.status.canary?.image, V3);
+    assert.equal(next.status.failedImages?.[0]?.image, V2);
   });
 
   test("the aborted image is not tested again after the rollback", () => {
