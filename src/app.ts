@@ -162,8 +162,10 @@ export function startController({
     client: leaseClientFor(clients.coordination),
     log,
     onStartedLeading: (signal) => controller.run(signal),
-    // Losing the lease stops the work at once; main.ts then exits so the replica restarts clean.
-    onStoppedLeading: () => controller.stop(),
+    // A lost lease means another replica may already be acting: do not wait for in-flight reconciles to
+    // finish their writes; `done` resolves "lost" at once and main.ts exits, so the replica restarts clean.
+    // A shutdown, in contrast, drains (the lease is still held and renewed until the drain is over).
+    onStoppedLeading: (reason) => (reason === "lost" ? void controller.stop() : controller.stop()),
   });
   const done = elector.run(campaign.signal);
   return {
