@@ -3,7 +3,7 @@
  * KUBECONFIG names), the mesh traffic simulator standing in for Istio's data plane, a real Prometheus
  * scraping it, and the controller as a child process pointed at that Prometheus.
  */
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
@@ -24,6 +24,11 @@ export interface EnvironmentOptions {
   controllerKubeconfig?: string;
   /** Simulated requests per second to the app (default: the simulator's 20). */
   rps?: number;
+  /**
+   * Aborted when the user interrupts (Ctrl-C): a start-up that fails then leaves no folders behind (a
+   * control plane that fails on its own keeps its logs for inspection).
+   */
+  signal?: AbortSignal;
   /** Told as each part comes up, with how long it took. */
   progress?: (part: string, detail: string, ms: number) => void;
 }
@@ -38,8 +43,8 @@ export interface Environment {
   readonly simulator: Simulator;
   readonly prometheus: RunningPrometheus;
   readonly controller: ControllerProcess;
-  /** Folder of the controller's log; kept after stop. */
-  readonly logDir: string;
+  /** Folder of the controller's log (and of the control plane while it runs); kept after stop. */
+  readonly workDir: string;
   /** Stops the controller, the simulator, Prometheus and the control plane it started, in that order. Idempotent. */
   stop(): Promise<void>;
 }
@@ -62,6 +67,8 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     return value;
   };
 
+  const workDir = await mkdtemp(join(tmpdir(), "canaryapp-demo-"));
+  const clusterDir = join(workDir, "cluster");
   try {
     const kubectlBinary = toolchainKubectl();
     let controlPlane: ControlPlane | undefined;
@@ -69,7 +76,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     if (kubeconfigPath === undefined) {
       const cp = await timed(
         "control plane",
-        () => startControlPlane({ profile: "cluster", handleSignals: false }),
+        () => startControlPlane({ profile: "cluster", workDir: clusterDir, handleSignals: false }),
         (c) => `etcd, kube-apiserver, controller-manager, scheduler, kwok (${c.nodes.length} fake nodes)`,
       );
       stoppers.push(() => cp.stop());
@@ -98,7 +105,6 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     );
     stoppers.push(() => prometheus.stop());
 
-    const logDir = await mkdtemp(join(tmpdir(), "canaryapp-demo-"));
     const controller = await timed(
       "controller",
       () =>
@@ -106,7 +112,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
           kubeconfig: opts.controllerKubeconfig ?? kubeconfigPath,
           namespace: opts.namespace,
           prometheusURL: prometheus.url,
-          logPath: join(logDir, "controller.log"),
+          logPath: join(workDir, "controller.log"),
         }),
       (c) => `pid ${c.pid}, watching namespace ${opts.namespace}, ${c.url}/metrics`,
     );
@@ -122,11 +128,12 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       simulator,
       prometheus,
       controller,
-      logDir,
+      workDir,
       stop: () => (stopped ??= stopAll()),
     };
   } catch (err) {
     await stopAll();
+    if (opts.signal?.aborted) await rm(workDir, { recursive: true, force: true });
     throw err;
   }
 }

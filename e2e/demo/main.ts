@@ -102,6 +102,7 @@ async function main(): Promise<number> {
     env = await startEnvironment({
       namespace: flags.namespace,
       rps: flags.rps,
+      signal: interrupt.signal,
       progress: (part, detail, ms) =>
         print(
           `  ${style.good("✔")} ${part.padEnd(18)} ${style.dim(`${(ms / 1000).toFixed(1)}s`.padStart(6))}  ${detail}`,

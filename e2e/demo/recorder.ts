@@ -189,6 +189,24 @@ export class StoryRecorder {
       .map((c) => ({ at: c.at, value: c.event }));
   }
 
+  /** What was seen last, in one line, for failure messages. */
+  describe(): string {
+    const status = this.current.app?.status;
+    const workload = (track: Track) => {
+      const w = this.current.workloads[track];
+      return w === null ? "none" : `${w.image} ${w.available}/${w.replicas} available`;
+    };
+    const weights = this.current.weights;
+    return [
+      `phase ${status?.phase ?? "?"}`,
+      `stage ${status?.canary?.stage ?? "-"}`,
+      `route ${weights === null ? "none" : `${weights.primary}/${weights.secondary}`}`,
+      `primary ${workload("primary")}`,
+      `secondary ${workload("secondary")}`,
+      `message ${JSON.stringify(status?.message ?? "")}`,
+    ].join("; ");
+  }
+
   subscribe(listener: (change: Change) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -222,7 +240,10 @@ export class StoryRecorder {
       };
       const onAbort = () => finish(() => reject(new Error(`stopped while waiting for ${what}`)));
       const timer = setTimeout(
-        () => finish(() => reject(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}`))),
+        () =>
+          finish(() =>
+            reject(new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}; ${this.describe()}`)),
+          ),
         timeoutMs,
       );
       if (signal?.aborted) return onAbort();
