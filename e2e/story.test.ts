@@ -94,6 +94,19 @@ async function promSum(url: string, query: string, time?: number): Promise<numbe
   return result.reduce((sum, r) => sum + Number(r.value[1]), 0);
 }
 
+/** Waits out a namespace of that name still being deleted by an earlier test file. */
+async function notTerminating(name: string): Promise<void> {
+  await waitFor(
+    `Namespace ${name}: not Terminating`,
+    () =>
+      core.readNamespace({ name }).then(
+        (ns) => (ns.status?.phase === "Terminating" ? undefined : true),
+        (err: unknown) => (statusCodeOf(err) === 404 ? true : undefined),
+      ),
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
+}
+
 let systemApplied = false;
 let scratch: string | undefined;
 let env: Environment | undefined;
@@ -113,8 +126,9 @@ after(async () => {
   if (systemApplied) {
     // Everything config/default made except the CRD, which the whole cluster shares.
     const objects = (await kustomizeObjects()).filter((o) => o.kind !== "CustomResourceDefinition");
+    // Waits until they are gone, so that a later test file may apply config/default again.
     await kubectl.run(
-      ["delete", "--ignore-not-found", "--wait=false", "-f", "-"],
+      ["delete", "--ignore-not-found", "--timeout=60s", "-f", "-"],
       objects.map((o) => dumpYaml(o)).join("---\n"),
     );
   }
@@ -135,6 +149,7 @@ describe("config/default", () => {
       "ServiceAccount/canaryapp-controller",
     ]);
 
+    await notTerminating(SYSTEM_NAMESPACE);
     systemApplied = true;
     const applied = await kubectl.shell(KUSTOMIZE_APPLY, repoRoot);
     const lines = applied.trim().split("\n");
@@ -171,6 +186,7 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
       const started = Date.now();
       // The controller runs with exactly the permissions config/default grants it.
       if (!systemApplied) {
+        await notTerminating(SYSTEM_NAMESPACE);
         systemApplied = true;
         await kubectl.shell(KUSTOMIZE_APPLY, repoRoot);
       }
@@ -334,8 +350,9 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
     const { url } = env.prometheus;
     const secondary = `${story.app.metadata.name}-secondary`;
     const segments = weightSegments(recorder.weightTimeline(), Date.now());
-    // Away from each change by a scrape and a tick or two; at least 2 s of requests to count.
-    const windows = innerWindows(segments, 1_500, 2_000).filter((w) => w.secondary > 0);
+    // Away from each change by a scrape (increase() counts only between samples inside its window); at least
+    // three scrapes inside, so that one late scrape still leaves two.
+    const windows = innerWindows(segments, 1_000, 3_000).filter((w) => w.secondary > 0);
     assert.ok(windows.length >= 5, `${windows.length} weighted windows long enough to measure`);
     for (const w of windows) {
       const seconds = Math.round((w.to - w.from) / 1000);

@@ -10,7 +10,8 @@ import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { statusCodeOf } from "../../src/kube/errors.js";
 import { loadKubeConfig } from "../../src/kube/client.js";
 import { startControlPlane, type ControlPlane } from "../cluster/index.js";
-import { startPrometheus, type RunningPrometheus } from "../prometheus.js";
+import { waitFor } from "../cluster/wait.js";
+import { SCRAPE_JOB, startPrometheus, type RunningPrometheus } from "../prometheus.js";
 import { startSimulator, type Simulator } from "../sim/simulator.js";
 import { startControllerProcess, type ControllerProcess } from "./controller-process.js";
 import { Kubectl, toolchainKubectl } from "./kubectl.js";
@@ -100,10 +101,14 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
 
     const prometheus = await timed(
       "Prometheus",
-      () => startPrometheus({ targets: [simulator.target], handleSignals: false }),
+      async () => {
+        const p = await startPrometheus({ targets: [simulator.target], handleSignals: false });
+        stoppers.push(() => p.stop());
+        await firstScrape(p.url);
+        return p;
+      },
       (p) => `${p.url}, scraping the simulator every second`,
     );
-    stoppers.push(() => prometheus.stop());
 
     const controller = await timed(
       "controller",
@@ -136,6 +141,24 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     if (opts.signal?.aborted) await rm(workDir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/**
+ * Waits until Prometheus has scraped the simulator: its scrape manager applies new targets a few seconds
+ * after start, and an analysis before that would find no data at all.
+ */
+async function firstScrape(url: string): Promise<void> {
+  const query = encodeURIComponent(`up{job="${SCRAPE_JOB}"} == 1`);
+  await waitFor(
+    "Prometheus: first scrape of the simulator",
+    async () => {
+      const body = (await (await fetch(`${url}/api/v1/query?query=${query}`)).json()) as {
+        data?: { result?: unknown[] };
+      };
+      return (body.data?.result?.length ?? 0) > 0 ? true : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
 }
 
 async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
