@@ -227,6 +227,11 @@ describe("requeue", () => {
       facts: facts(state("Stepping", { stepStartedAt: iso(0) })),
       seconds: 1,
     },
+    {
+      name: "stepping, 0.2 s before the analysis: 0.2 s, not a whole second",
+      facts: { ...facts(state("Stepping", { stepStartedAt: iso(70) })), now: at(99.8) },
+      seconds: 0.2,
+    },
     { name: "stepping, secondary down: the deadline", facts: facts(state("Stepping"), false), seconds: 590 },
     { name: "paused: event-driven", facts: facts(state("Stepping", { pausedAt: iso(95) })), seconds: undefined },
     { name: "awaiting promotion: a person decides", facts: facts(state("AwaitingPromotion")), seconds: undefined },

@@ -19,16 +19,23 @@ export interface RequeueFacts {
   now: Date;
 }
 
+/** The wait when something is already due but was not acted on in this plan. */
+const OVERDUE_SECONDS = 1;
+
 /**
- * Seconds until the next thing that time alone makes due (the next analysis, a progress deadline), at
- * least 1; undefined when nothing is: at rest, and while waiting on a person or on a watched object
- * (a Deployment's rollout, an annotation), the controller is event-driven and does not poll.
+ * Seconds (to the millisecond, rounded up) until the next thing that time alone makes due (the next
+ * analysis, a progress deadline); 1 when it is already due; undefined when nothing is: at rest, and while
+ * waiting on a person or on a watched object (a Deployment's rollout, an annotation), the controller is
+ * event-driven and does not poll. Not whole seconds: a reconcile that comes 0.2 s before a step is due
+ * (another requeue, an event) must not put the step off by a whole second.
  */
 export function requeueAfterSeconds(facts: RequeueFacts): number | undefined {
   const { canary, analysis } = facts;
   if (canary === undefined) return undefined;
-  const until = (seconds: number): number =>
-    Math.max(1, Math.ceil(secondsUntil(facts.now, canary.stepStartedAt, seconds)));
+  const until = (seconds: number): number => {
+    const left = secondsUntil(facts.now, canary.stepStartedAt, seconds);
+    return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;
+  };
   const paused = canary.pausedAt !== undefined;
   switch (canary.stage) {
     case "WaitingForSecondary":
@@ -41,7 +48,7 @@ export function requeueAfterSeconds(facts: RequeueFacts): number | undefined {
       return paused || facts.secondaryReady ? undefined : until(analysis.progressDeadlineSeconds);
     case "Promoting": {
       const left = secondsUntil(facts.now, canary.stepStartedAt, analysis.progressDeadlineSeconds);
-      return left > 0 ? Math.max(1, Math.ceil(left)) : undefined;
+      return left > 0 ? until(analysis.progressDeadlineSeconds) : undefined;
     }
     case "Finalising":
     case "RollingBack":
