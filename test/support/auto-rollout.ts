@@ -1,0 +1,82 @@
+import { AppsV1Api, type KubeConfig, type V1Deployment } from "@kubernetes/client-node";
+import { setDeploymentAvailable } from "./workloads.js";
+
+export interface AutoRolloutOptions {
+  /** Whether a Deployment's pods become available (default: all do). Asked again on every pass. */
+  available?: (deploymentName: string) => boolean;
+  /** Time between two passes over the namespace's Deployments (default 100 ms). */
+  intervalMs?: number;
+}
+
+/** A running stand-in for the Deployment controller. */
+export interface AutoRollout {
+  /** Status writes made so far, by Deployment name. */
+  readonly marked: Map<string, number>;
+  /** The last error of a pass, if any (conflicts with the controller's own writes are expected). */
+  lastError(): unknown;
+  stop(): Promise<void>;
+}
+
+/** The status says the current template is rolled out, and whether its pods are all available. */
+function rolledOut(deployment: V1Deployment): { current: boolean; available: boolean } {
+  const replicas = deployment.spec?.replicas ?? 1;
+  const status = deployment.status;
+  const current = status !== undefined && (status.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 1);
+  const available =
+    current &&
+    (status.updatedReplicas ?? 0) >= replicas &&
+    (status.availableReplicas ?? 0) >= replicas &&
+    (status.replicas ?? 0) <= replicas;
+  return { current, available };
+}
+
+/**
+ * Plays kube-controller-manager's Deployment controller, which the api profile does not run: every
+ * `intervalMs` it lists the namespace's Deployments, and any whose status has not caught up with its
+ * generation (or whose availability differs from `available(name)`) gets its current template marked
+ * rolled out and available, or rolled out but unavailable. Stop it in `after`.
+ */
+export function autoRollout(kc: KubeConfig, namespace: string, options: AutoRolloutOptions = {}): AutoRollout {
+  const apps = kc.makeApiClient(AppsV1Api);
+  const intervalMs = options.intervalMs ?? 100;
+  const marked = new Map<string, number>();
+  let error: unknown;
+  let stopped = false;
+
+  const pass = async (): Promise<void> => {
+    const list = await apps.listNamespacedDeployment({ namespace });
+    for (const deployment of list.items) {
+      const name = deployment.metadata?.name;
+      if (name === undefined || deployment.metadata?.deletionTimestamp !== undefined) continue;
+      const want = options.available?.(name) ?? true;
+      const state = rolledOut(deployment);
+      if (state.current && state.available === want) continue;
+      try {
+        await setDeploymentAvailable(kc, namespace, name, want);
+        marked.set(name, (marked.get(name) ?? 0) + 1);
+      } catch (e) {
+        // Deleted or changed meanwhile: the next pass sees the new state.
+        error = e;
+      }
+    }
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        await pass();
+      } catch (e) {
+        error = e;
+      }
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  })();
+
+  return {
+    marked,
+    lastError: () => error,
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+  };
+}
