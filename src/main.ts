@@ -27,8 +27,7 @@ async function main(): Promise<number> {
   const log = pino({ level: config.logLevel, base: { identity: config.leaderElection.identity } });
   const metrics = new ControllerMetrics();
   const controller = startController({ config, log, metrics, observer: new MetricsObserver(metrics) });
-  const leaderGauge = setInterval(() => metrics.setLeader(controller.isLeader()), 1000);
-  leaderGauge.unref();
+  metrics.setLeaderSource(() => controller.isLeader());
   const server = await startHttpServer({
     host: config.httpAddress.host,
     port: config.httpAddress.port,
@@ -49,7 +48,6 @@ async function main(): Promise<number> {
   process.on("SIGINT", () => void shutdown("SIGINT"));
 
   const reason = await controller.done;
-  clearInterval(leaderGauge);
   await server.close();
   if (reason === "lost") {
     // Another replica leads now; exit so this one restarts with clean caches and campaigns again.

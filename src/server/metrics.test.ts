@@ -78,14 +78,17 @@ describe("ControllerMetrics", () => {
     depth = 0;
     assert.deepEqual(await samples(m, "canaryapp_workqueue_depth"), ["canaryapp_workqueue_depth 0"]);
     assert.deepEqual(await samples(m, "canaryapp_leader"), ["canaryapp_leader 0"]);
-    m.setLeader(true);
+    let leading = true;
+    m.setLeaderSource(() => leading);
     assert.deepEqual(await samples(m, "canaryapp_leader"), ["canaryapp_leader 1"]);
+    leading = false;
+    assert.deepEqual(await samples(m, "canaryapp_leader"), ["canaryapp_leader 0"]);
   });
 
   test("two instances do not share series", async () => {
     const a = new ControllerMetrics();
     const b = new ControllerMetrics();
-    a.setLeader(true);
+    a.setLeaderSource(() => true);
     assert.deepEqual(await samples(b, "canaryapp_leader"), ["canaryapp_leader 0"]);
   });
 });

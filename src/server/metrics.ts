@@ -46,6 +46,7 @@ export class ControllerMetrics {
   private readonly leader: Gauge;
   private readonly apps = new Map<string, AppSeries>();
   private queueDepthSource: () => number = () => 0;
+  private leaderSource: () => boolean = () => false;
 
   constructor(options: ControllerMetricsOptions = {}) {
     const registers = [this.registry];
@@ -101,12 +102,16 @@ export class ControllerMetrics {
       labelNames: ["namespace", "name", "result"],
       registers,
     });
+    const isLeader = (): boolean => this.leaderSource();
     this.leader = new Gauge({
       name: "canaryapp_leader",
       help: "1 while this replica holds the leader lease, else 0.",
       registers,
+      // Read at scrape time, so the gauge is never behind the lease.
+      collect() {
+        this.set(isLeader() ? 1 : 0);
+      },
     });
-    this.leader.set(0);
   }
 
   /** Hooks for `Controller`: reconcile durations and errors. */
@@ -162,8 +167,9 @@ export class ControllerMetrics {
     this.apps.delete(`${namespace}/${name}`);
   }
 
-  setLeader(isLeader: boolean): void {
-    this.leader.set(isLeader ? 1 : 0);
+  /** Where the leader gauge reads from at scrape time, e.g. `() => elector.isLeader()`. */
+  setLeaderSource(source: () => boolean): void {
+    this.leaderSource = source;
   }
 
   /** The exposition text, for /metrics. */
