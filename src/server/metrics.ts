@@ -43,7 +43,6 @@ export class ControllerMetrics {
   private readonly failedChecks: Gauge<"namespace" | "name">;
   private readonly transitions: Counter<"namespace" | "name" | "reason">;
   private readonly analyses: Counter<"namespace" | "name" | "result">;
-  private readonly leader: Gauge;
   private readonly apps = new Map<string, AppSeries>();
   private queueDepthSource: () => number = () => 0;
   private leaderSource: () => boolean = () => false;
@@ -103,7 +102,7 @@ export class ControllerMetrics {
       registers,
     });
     const isLeader = (): boolean => this.leaderSource();
-    this.leader = new Gauge({
+    new Gauge({
       name: "canaryapp_leader",
       help: "1 while this replica holds the leader lease, else 0.",
       registers,
