@@ -193,6 +193,10 @@ class LocalControlPlane implements ControlPlane, Stoppable {
       `--cluster-signing-key-file=${pki.caKey}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
       "--use-service-account-credentials=false",
+      // kwok's nodes report a heartbeat only every 20–45 s and hold no Lease, so after the default 50 s grace
+      // the node lifecycle controller would mark them NotReady and every pod on them not Ready, for good.
+      // Fake nodes never fail; the check only breaks tests that run longer than a minute.
+      "--node-monitor-grace-period=1h",
       "--kube-api-qps=200",
       "--kube-api-burst=400",
     ]);
