@@ -350,15 +350,15 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
     const { url } = env.prometheus;
     const secondary = `${story.app.metadata.name}-secondary`;
     const segments = weightSegments(recorder.weightTimeline(), Date.now());
-    // Away from each change by a scrape (increase() counts only between samples inside its window); at least
-    // three scrapes inside, so that one late scrape still leaves two.
-    const windows = innerWindows(segments, 1_000, 3_000).filter((w) => w.secondary > 0);
+    // Away from each change by a scrape (increase() counts only between samples inside its window), and
+    // long enough to hold two scrapes or more: each step lasts one 5 s interval.
+    const windows = innerWindows(segments, 1_000, 2_500).filter((w) => w.secondary > 0);
     assert.ok(windows.length >= 5, `${windows.length} weighted windows long enough to measure`);
     for (const w of windows) {
-      const seconds = Math.round((w.to - w.from) / 1000);
+      const ms = Math.floor(w.to - w.from);
+      const seconds = (ms / 1000).toFixed(1);
       const at = w.to / 1000;
-      const inc = (selector: string) =>
-        promSum(url, `sum(increase(istio_requests_total{${selector}}[${seconds}s]))`, at);
+      const inc = (selector: string) => promSum(url, `sum(increase(istio_requests_total{${selector}}[${ms}ms]))`, at);
       const onSecondary = await inc(`destination_workload="${secondary}"`);
       const onService = await inc(`destination_service_namespace="${namespace}"`);
       const share = onService === 0 ? NaN : (onSecondary / onService) * 100;
