@@ -20,7 +20,7 @@ import { StoryRecorder } from "./recorder.js";
 import { readSample, runStory, type StoryResult } from "./story.js";
 import { duration, LiveView, styleFor } from "./view.js";
 
-const USAGE = `usage: node dist/e2e/demo/main.js [--keep] [--interval 5s] [--namespace canaryapp-demo] [--rps ${DEFAULT_RPS}]
+const USAGE = `usage: make demo [ARGS='--keep ...'], or node dist/e2e/demo/main.js [--keep] [--interval 5s] [--namespace canaryapp-demo] [--rps ${DEFAULT_RPS}]
   --keep        keep everything running after the story (kubectl, Prometheus) until Ctrl-C
   --interval    analysis.interval of the sample (time per step), default 5s
   --namespace   namespace of the sample, default canaryapp-demo
@@ -53,15 +53,20 @@ interface Flags {
 }
 
 function parseFlags(): Flags | undefined {
-  const { values } = parseArgs({
-    options: {
-      keep: { type: "boolean", default: false },
-      interval: { type: "string", default: "5s" },
-      namespace: { type: "string", default: "canaryapp-demo" },
-      rps: { type: "string", default: String(DEFAULT_RPS) },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        keep: { type: "boolean", default: false },
+        interval: { type: "string", default: "5s" },
+        namespace: { type: "string", default: "canaryapp-demo" },
+        rps: { type: "string", default: String(DEFAULT_RPS) },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError(`${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+  }
   if (values.help) {
     print(USAGE);
     return undefined;
