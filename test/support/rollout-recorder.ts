@@ -232,33 +232,46 @@ export class RolloutRecorder {
     }
   }
 
-  /** Lists, then watches from the list's resourceVersion; after a disconnect, lists and watches again. */
-  private async follow(source: Source): Promise<void> {
-    const list = await source.list();
-    // RESET replaces what was known before this list (objects deleted while disconnected go).
-    if (list.items.length === 0) source.apply("RESET", undefined);
-    else for (const [i, item] of list.items.entries()) source.apply(i === 0 ? "RESET" : "ADDED", item);
+  /**
+   * Watches from `from`, or lists and watches from the list's resourceVersion. After a disconnect (the
+   * client gives up on a watch quiet for 30 s) it watches on from the last resourceVersion seen, so no
+   * change is missed; only when that is too old (410 Gone) or the watch cannot be opened does it list again.
+   */
+  private async follow(source: Source, from?: string): Promise<void> {
+    let resourceVersion = from;
+    if (resourceVersion === undefined) {
+      const list = await source.list();
+      // RESET replaces what was known before this list (objects deleted while disconnected go).
+      if (list.items.length === 0) source.apply("RESET", undefined);
+      else for (const [i, item] of list.items.entries()) source.apply(i === 0 ? "RESET" : "ADDED", item);
+      resourceVersion = list.metadata?.resourceVersion;
+    }
+    let expired = false;
     const abort = await new Watch(this.kc).watch(
       source.path,
-      { ...source.query, resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },
+      { ...source.query, resourceVersion, allowWatchBookmarks: true },
       (type: string, object: unknown) => {
+        if (type === "ERROR") {
+          expired = true;
+          return;
+        }
+        const version = (object as { metadata?: { resourceVersion?: string } } | undefined)?.metadata?.resourceVersion;
+        if (version !== undefined) resourceVersion = version;
         if (type === "ADDED" || type === "MODIFIED" || type === "DELETED") source.apply(type, object);
       },
       () => {
         this.aborts.delete(abort);
-        if (this.stopped) return;
-        setTimeout(() => {
-          if (!this.stopped) this.follow(source).catch(() => this.retry(source));
-        }, RESTART_DELAY_MS);
+        this.retry(source, expired ? undefined : resourceVersion);
       },
     );
     this.aborts.add(abort);
     if (this.stopped) abort.abort();
   }
 
-  private retry(source: Source): void {
+  private retry(source: Source, from?: string): void {
+    if (this.stopped) return;
     setTimeout(() => {
-      if (!this.stopped) this.follow(source).catch(() => this.retry(source));
+      if (!this.stopped) this.follow(source, from).catch(() => this.retry(source));
     }, RESTART_DELAY_MS);
   }
 
