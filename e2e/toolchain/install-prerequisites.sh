@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian bookworm machine (as root) for `make test`: the apt packages the tests run
-# (openssl, prometheus — whose binary the tests start themselves, never as a service), Node in the project cache,
+# (openssl, shellcheck, prometheus — whose binary the tests start themselves, never as a service), Node in the project cache,
 # then the local control plane (build-control-plane.sh). Idempotent: what is present is not installed again.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,6 +19,7 @@ go_minor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
 missing=()
 command -v openssl >/dev/null || missing+=(openssl)
 command -v prometheus >/dev/null || missing+=(prometheus)
+command -v shellcheck >/dev/null || missing+=(shellcheck)
 command -v make >/dev/null || missing+=(make)
 command -v npm >/dev/null || missing+=(npm)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
