@@ -102,8 +102,8 @@ export class RolloutRecorder {
    * `since`, then each later one. A missing route is left out.
    */
   weightPairs(since = 0): [number, number][] {
-    const inForce = this.weights.filter((w) => w.at < since).at(-1);
-    const later = this.weights.filter((w) => w.at >= since);
+    const inForce = this.weights.filter((w) => w.at <= since).at(-1);
+    const later = this.weights.filter((w) => w.at > since);
     return [...(inForce !== undefined ? [inForce] : []), ...later].flatMap((w) =>
       w.value === null ? [] : [[w.value.primary, w.value.secondary] as [number, number]],
     );
