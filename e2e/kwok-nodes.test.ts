@@ -8,14 +8,12 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { AppsV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { FAKE_NODE_LABEL } from "./cluster/index.js";
 import { waitFor } from "./cluster/wait.js";
+import { testKubeConfig } from "../test/support/kube.js";
 
-const kubeconfig = process.env["KUBECONFIG"];
-if (!kubeconfig) throw new Error("KUBECONFIG is not set: run these tests with `make test-e2e`");
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
+const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const apps = kc.makeApiClient(AppsV1Api);
 const namespace = `nodes-${randomBytes(3).toString("hex")}`;

@@ -38,11 +38,10 @@ import {
   weightSegments,
   type MatrixSeries,
 } from "./demo/traffic.js";
+import { testKubeConfig, testKubeConfigPath } from "../test/support/kube.js";
 
-const kubeconfig = process.env["KUBECONFIG"];
-if (!kubeconfig) throw new Error("KUBECONFIG is not set: run these tests with `make test-e2e`");
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
+const kubeconfig = testKubeConfigPath();
+const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const apps = kc.makeApiClient(AppsV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);

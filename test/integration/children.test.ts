@@ -5,20 +5,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import type { CanaryApp } from "../../src/api/types.js";
 import { canaryApps, createTestNamespace, eventually, MERGE_PATCH, testKubeConfig } from "../support/kube.js";
 import { runController, type TestController } from "../support/controller.js";
 import { getDeployment, istioObjects, setDeploymentAvailable, weightsOf } from "../support/workloads.js";
+import { SEED_SPEC } from "../../src/resources/fixtures.test-helpers.js";
 
-const seedSpec: CanaryApp["spec"] = {
-  image: "atzedevries/go-status-code-server:v1",
-  imageListenPort: 8088,
-  replicas: 2,
-  testReplicas: 1,
-  prometheusQuery:
-    'increase(istio_requests_total{destination_service_name="canaryapp-sample",response_code=~"5.*"}[20s]) > 2',
-  prometheusURL: "http://prometheus.istio-system.svc:9090",
-};
+const seedSpec = SEED_SPEC;
 const NAME = "canaryapp-sample";
 
 describe("owned children", () => {

@@ -6,16 +6,9 @@ import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 import type { CanaryApp } from "../../src/api/types.js";
 import { canaryApps, createTestNamespace, rejectionMessage, testKubeConfig } from "../support/kube.js";
+import { SEED_SPEC } from "../../src/resources/fixtures.test-helpers.js";
 
-const seedSpec: CanaryApp["spec"] = {
-  image: "atzedevries/go-status-code-server:v1",
-  imageListenPort: 8088,
-  replicas: 2,
-  testReplicas: 1,
-  prometheusQuery:
-    'increase(istio_requests_total{destination_service_name="canaryapp-sample",response_code=~"5.*"}[20s]) > 2',
-  prometheusURL: "http://prometheus.istio-system.svc:9090",
-};
+const seedSpec = SEED_SPEC;
 
 type Spec = Record<string, unknown>;
 const invalid: { name: string; spec: Spec; metadataName?: string; message: RegExp }[] = [

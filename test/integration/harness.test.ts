@@ -5,13 +5,11 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { ApiException, ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { ApiException, ApiextensionsV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { ISTIO_CRD_NAMES } from "../../e2e/cluster/index.js";
+import { testKubeConfig } from "../support/kube.js";
 
-const kubeconfig = process.env["KUBECONFIG"];
-if (!kubeconfig) throw new Error("KUBECONFIG is not set: run these tests with `make test-integration`");
-const kc = new KubeConfig();
-kc.loadFromFile(kubeconfig);
+const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
 const ext = kc.makeApiClient(ApiextensionsV1Api);

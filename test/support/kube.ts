@@ -10,12 +10,17 @@ import {
 import { GROUP, PLURAL, VERSION } from "../../src/api/types.js";
 import type { CanaryApp } from "../../src/api/types.js";
 
-/** The KubeConfig of the control plane a test runs against (set by e2e/cluster/with-cluster). */
-export function testKubeConfig(): KubeConfig {
+/** The kubeconfig path of the control plane a test runs against (set by e2e/cluster/with-cluster). */
+export function testKubeConfigPath(): string {
   const path = process.env["KUBECONFIG"];
   if (!path) throw new Error("KUBECONFIG is not set: run these tests with `make test-integration` or `make test-e2e`");
+  return path;
+}
+
+/** The KubeConfig of the control plane a test runs against. */
+export function testKubeConfig(): KubeConfig {
   const kc = new KubeConfig();
-  kc.loadFromFile(path);
+  kc.loadFromFile(testKubeConfigPath());
   return kc;
 }
 
