@@ -4,6 +4,7 @@
  */
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { benchPlanner } from "./planner.js";
+import { benchRollout } from "./rollout.js";
 import { benchScale } from "./scale.js";
 
 const apps = Number(process.env["BENCH_APPS"] ?? 200);
@@ -14,6 +15,13 @@ console.log(`planner: ${planner.plansPerSecond} plans/s (${planner.microsPerPlan
 const controlPlane = await startControlPlane({ profile: "api" });
 console.log(`control plane (api profile) ready in ${(controlPlane.startupMs / 1000).toFixed(1)} s`);
 try {
+  // The rollout helpers read the control plane from the environment, as the tests do.
+  process.env["KUBECONFIG"] = controlPlane.kubeconfigPath;
+  const rollout = await benchRollout();
+  const ms = (s: { n: number; median: number; max: number }) => `median ${s.median} ms, max ${s.max} ms (n=${s.n})`;
+  console.log(`rollout: spec.image patch → secondary Deployment created: ${ms(rollout.patchToSecondaryMs)}`);
+  console.log(`rollout: time per step beyond the ${rollout.intervalMs / 1000} s interval: ${ms(rollout.stepExtraMs)}`);
+
   const scale = await benchScale(controlPlane.kubeconfigPath, apps);
   console.log(`scale: ${scale.apps} CanaryApps → all children in ${scale.secondsToAllChildren.toFixed(1)} s`);
   console.log(
