@@ -166,6 +166,24 @@ describe("ListWatchInformer", () => {
     await h.informer.stop();
   });
 
+  test("managedFields are not kept in the cache, listed or watched", async () => {
+    const managed = (name: string, rv: string) => {
+      const o = obj(name, rv) as ReturnType<typeof obj> & { metadata: { managedFields?: unknown[] } };
+      o.metadata.managedFields = [{ manager: "kubectl", operation: "Apply", fieldsV1: { "f:spec": {} } }];
+      return o;
+    };
+    const h = harness([managed("a", "1")]);
+    h.informer.start();
+    await flush();
+    h.watcher.last().emit("ADDED", managed("b", "11"));
+    for (const name of ["a", "b"]) {
+      const cached = h.informer.get("ns", name) as { metadata: { managedFields?: unknown } } | undefined;
+      assert.ok(cached, name);
+      assert.equal(cached.metadata.managedFields, undefined, `${name} keeps managedFields`);
+    }
+    await h.informer.stop();
+  });
+
   test("a bookmark moves the resourceVersion the next watch resumes from", async () => {
     const h = harness([]);
     h.informer.start();

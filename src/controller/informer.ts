@@ -103,9 +103,20 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * Drops `metadata.managedFields` from an object about to be cached: server-side apply's bookkeeping is
+ * often the larger part of an object, and nothing the controller decides reads it (controller-runtime's
+ * caches strip it the same way). `obj` is a fresh copy that nobody else holds yet.
+ */
+function stripManagedFields<T>(obj: T): T {
+  const metadata = (obj as { metadata?: { managedFields?: unknown } }).metadata;
+  if (metadata !== undefined) delete metadata.managedFields;
+  return obj;
+}
+
 /** Plain, frozen JSON: listed objects (class instances, Dates) end up like watched ones. */
 function normalise<T>(obj: T): T {
-  return deepFreeze(JSON.parse(JSON.stringify(obj)) as T);
+  return deepFreeze(stripManagedFields(JSON.parse(JSON.stringify(obj)) as T));
 }
 
 /** The cache and list/watch loop of one collection path. */
@@ -313,7 +324,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       return;
     }
     if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
-    const obj = deepFreeze(raw);
+    const obj = deepFreeze(stripManagedFields(raw));
     const key = keyOf(obj);
     const old = this.store.get(key);
     if (type === "DELETED") {
