@@ -29,8 +29,9 @@ try {
   );
   console.log(`scale: ${scale.writesAtRest} API writes in ${scale.restWindowSeconds} s at rest`);
   console.log(
-    `scale: controller process memory with ${scale.apps} apps cached: rss ${scale.rssMiB} MiB, heap used ${scale.heapUsedMiB} MiB`,
+    `scale: controller process (V8 old space capped at ${scale.maxOldSpaceMiB} MiB) with ${scale.apps} apps cached: rss ${scale.rssMiB} MiB, heap used ${scale.heapUsedMiB} MiB`,
   );
+  console.log(`scale: controller CPU in ${scale.restWindowSeconds} s at rest: ${scale.cpuSecondsAtRest.toFixed(2)} s`);
 } finally {
   await controlPlane.stop();
 }

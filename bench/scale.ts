@@ -1,9 +1,6 @@
-import { pino } from "pino";
 import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
-import { startController } from "../src/app.js";
-import { loadConfig } from "../src/config.js";
-import { RecordingObserver } from "../test/support/controller.js";
 import { canaryApps, createTestNamespace } from "../test/support/kube.js";
+import { spawnController } from "../test/support/process.js";
 
 export interface ScaleResult {
   apps: number;
@@ -13,24 +10,40 @@ export interface ScaleResult {
   /** Writes during the quiet window after everything settled. */
   writesAtRest: number;
   restWindowSeconds: number;
+  /** The controller process's own figures, from its /metrics. */
   rssMiB: number;
   heapUsedMiB: number;
+  maxOldSpaceMiB: number;
+  cpuSecondsAtRest: number;
 }
 
-/** Many CanaryApps against one controller: time to converge, writes, memory, and silence at rest. */
-export async function benchScale(kubeconfigPath: string, apps = 200, restWindowSeconds = 20): Promise<ScaleResult> {
+/**
+ * Many CanaryApps against one controller process, as it runs in a cluster: time to converge, writes,
+ * memory, and silence at rest — all read from the controller's own /metrics.
+ */
+export async function benchScale(
+  kubeconfigPath: string,
+  apps = 200,
+  restWindowSeconds = 20,
+  /** V8's old-space limit for the controller process, as a container memory limit would set it. */
+  maxOldSpaceMiB = 256,
+): Promise<ScaleResult> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const namespace = await createTestNamespace(kc, "bench");
-  const config = loadConfig([`--namespaces=${namespace}`, "--leader-elect=false", "--workers=4"], {
-    KUBECONFIG: kubeconfigPath,
-  });
-  const observer = new RecordingObserver();
-  const controller = startController({ config, log: pino({ level: "silent" }), observer });
+  const previousOptions = process.env["NODE_OPTIONS"];
+  process.env["NODE_OPTIONS"] = `--max-old-space-size=${maxOldSpaceMiB}`;
+  const controller = spawnController(
+    [`--kubeconfig=${kubeconfigPath}`, `--namespaces=${namespace}`, "--leader-elect=false", "--workers=4"],
+    "bench",
+  );
+  if (previousOptions === undefined) delete process.env["NODE_OPTIONS"];
+  else process.env["NODE_OPTIONS"] = previousOptions;
   const client = canaryApps(kc, namespace);
   const custom = kc.makeApiClient(CustomObjectsApi);
+  const writes = () => controller.metric("canaryapp_api_writes_total");
   try {
-    while (!controller.ready()) await sleep(50);
+    while ((await fetch(`http://127.0.0.1:${await controller.port()}/readyz`)).status !== 200) await sleep(50);
     const started = Date.now();
     for (let i = 0; i < apps; i += 20) {
       await Promise.all(
@@ -54,31 +67,28 @@ export async function benchScale(kubeconfigPath: string, apps = 200, restWindowS
     }
     const secondsToAllChildren = (Date.now() - started) / 1000;
     // Let status writes and their watch events settle before measuring silence.
-    await waitForQuiet(observer, 3000);
-    const writesWhileCreating = observer.writes.length;
-    const restStart = Date.now();
+    let settled = await writes();
+    for (;;) {
+      await sleep(3000);
+      const now = await writes();
+      if (now === settled) break;
+      settled = now;
+    }
+    const cpuBefore = await controller.metric("process_cpu_seconds_total");
     await sleep(restWindowSeconds * 1000);
-    global.gc?.();
-    const memory = process.memoryUsage();
     return {
       apps,
       secondsToAllChildren,
-      writesWhileCreating,
-      writesAtRest: observer.writesSince(restStart).length,
+      writesWhileCreating: settled,
+      writesAtRest: (await writes()) - settled,
       restWindowSeconds,
-      rssMiB: Math.round(memory.rss / 2 ** 20),
-      heapUsedMiB: Math.round(memory.heapUsed / 2 ** 20),
+      rssMiB: Math.round((await controller.metric("process_resident_memory_bytes")) / 2 ** 20),
+      heapUsedMiB: Math.round((await controller.metric("nodejs_heap_size_used_bytes")) / 2 ** 20),
+      maxOldSpaceMiB,
+      cpuSecondsAtRest: (await controller.metric("process_cpu_seconds_total")) - cpuBefore,
     };
   } finally {
-    await controller.stop();
-  }
-}
-
-async function waitForQuiet(observer: RecordingObserver, quietMs: number): Promise<void> {
-  for (;;) {
-    const last = observer.writes.at(-1)?.at ?? 0;
-    if (Date.now() - last >= quietMs) return;
-    await sleep(250);
+    await controller.kill("SIGTERM");
   }
 }
 

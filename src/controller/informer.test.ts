@@ -96,6 +96,7 @@ function harness(initial: Obj[], listRv = "10"): Harness {
     watcher,
     log,
     clock,
+    watchTimeoutSeconds: () => 420,
   });
   const events: string[] = [];
   informer.onAdd((o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
@@ -122,6 +123,7 @@ describe("ListWatchInformer", () => {
     assert.deepEqual(call.params, {
       resourceVersion: "10",
       allowWatchBookmarks: true,
+      timeoutSeconds: "420",
       labelSelector: "app.kubernetes.io/managed-by=canaryapp",
     });
     await h.informer.stop();

@@ -81,6 +81,8 @@ export interface ListWatchOptions<T> {
   log: Logger;
   clock?: Clock;
   backoff?: BackoffOptions;
+  /** The server-side length of one watch request, in seconds; default a random 300–599. */
+  watchTimeoutSeconds?: () => number;
 }
 
 /**
@@ -135,9 +137,11 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
   private readonly initialBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly log: Logger;
+  private readonly watchTimeoutSeconds: () => number;
 
   constructor(private readonly options: ListWatchOptions<T>) {
     this.clock = options.clock ?? systemClock;
+    this.watchTimeoutSeconds = options.watchTimeoutSeconds ?? (() => 300 + Math.floor(Math.random() * 300));
     this.initialBackoffMs = options.backoff?.initialMs ?? 1000;
     this.maxBackoffMs = options.backoff?.maxMs ?? 30_000;
     this.log = options.log.child({ resource: options.resource, path: options.path });
@@ -304,6 +308,9 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       const params: Record<string, string | boolean> = {
         resourceVersion: this.resourceVersion,
         allowWatchBookmarks: true,
+        // The server ends the watch after this long and it resumes at once; jittered so that replicas'
+        // informers do not all come back together (client-go: 5–10 minutes).
+        timeoutSeconds: String(this.watchTimeoutSeconds()),
       };
       if (this.options.labelSelector !== undefined) params.labelSelector = this.options.labelSelector;
       this.options.watcher.watch(this.options.path, params, onEvent, onDone).then(

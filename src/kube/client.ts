@@ -11,6 +11,8 @@ import {
   Watch,
 } from "@kubernetes/client-node";
 
+import { shareConnections, withWatchInactivityTimeout } from "./connections.js";
+
 const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
 /** Where {@link loadKubeConfig} looks; injectable so tests need not touch the real environment. */
@@ -70,7 +72,8 @@ export interface KubeClients {
   watch: Watch;
 }
 
-export function createClients(kubeConfig: KubeConfig): KubeClients {
+export function createClients(config: KubeConfig): KubeClients {
+  const kubeConfig = shareConnections(config);
   return {
     kubeConfig,
     core: kubeConfig.makeApiClient(CoreV1Api),
@@ -78,6 +81,6 @@ export function createClients(kubeConfig: KubeConfig): KubeClients {
     coordination: kubeConfig.makeApiClient(CoordinationV1Api),
     customObjects: kubeConfig.makeApiClient(CustomObjectsApi),
     objects: KubernetesObjectApi.makeApiClient(kubeConfig),
-    watch: new Watch(kubeConfig),
+    watch: withWatchInactivityTimeout(new Watch(kubeConfig)),
   };
 }
