@@ -1,6 +1,6 @@
-import type { KubeConfig, Watch } from "@kubernetes/client-node";
+import type { KubeConfig, RequestContext, Watch } from "@kubernetes/client-node";
 
-type Dispatcher = NonNullable<ReturnType<import("@kubernetes/client-node").RequestContext["getDispatcher"]>>;
+type Dispatcher = NonNullable<ReturnType<RequestContext["getDispatcher"]>>;
 
 /**
  * Makes every request of `kubeConfig` share one connection pool per context.
