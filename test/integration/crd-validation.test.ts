@@ -7,6 +7,7 @@ import { before, describe, test } from "node:test";
 import type { CanaryApp } from "../../src/api/types.js";
 import { canaryApps, createTestNamespace, rejectionMessage, testKubeConfig } from "../support/kube.js";
 import { SEED_SPEC } from "../../src/resources/fixtures.test-helpers.js";
+import { DEFAULTS } from "../../src/api/defaults.js";
 
 const seedSpec = SEED_SPEC;
 
@@ -129,16 +130,15 @@ describe("CanaryApp API validation", () => {
       { ...created.spec, analysis: undefined, service: undefined },
       { ...seedSpec, analysis: undefined, service: undefined },
     );
+    // The schema's defaults and the controller's (src/api/defaults.ts) must be the same values.
+    const { interval, stepWeight, maxWeight, threshold, progressDeadlineSeconds } = DEFAULTS;
+    const { failWhenPrometheusFails, manualPromotion } = DEFAULTS;
     assert.deepEqual(created.spec.analysis, {
-      interval: "30s",
-      stepWeight: 10,
-      maxWeight: 50,
-      threshold: 1,
-      progressDeadlineSeconds: 600,
-      failWhenPrometheusFails: true,
-      manualPromotion: false,
+      ...{ interval, stepWeight, maxWeight, threshold, progressDeadlineSeconds },
+      ...{ failWhenPrometheusFails, manualPromotion },
     });
-    assert.deepEqual(created.spec.service, { port: 80 });
+    assert.deepEqual(created.spec.service, { port: DEFAULTS.servicePort });
+    assert.equal(created.spec.replicas, seedSpec.replicas);
   });
 
   test("a full spec with every optional section is accepted", async () => {
