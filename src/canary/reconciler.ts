@@ -2,12 +2,12 @@ import type { Logger } from "pino";
 import type { ResolvedSpec } from "../api/defaults.js";
 import { withDefaults } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
-import type { CanaryApp, CanaryAppStatus, Condition } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
+import { splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import { setCondition } from "../rollout/conditions.js";
 import { desiredChildren } from "../resources/children.js";
-import type { ChildObject, ChildRef } from "../resources/children.js";
 import { alreadyApplied, stableJson, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
 import { analysisDue, plan } from "../rollout/planner.js";
@@ -53,7 +53,7 @@ export class CanaryReconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
   async reconcile(key: string): Promise<ReconcileResult> {
-    const [namespace, name] = splitKey(key);
+    const { namespace, name } = splitKey(key);
     const cached = this.deps.caches.canaryApps.get(namespace, name) as CanaryApp | undefined;
     if (!cached) {
       // Deleted: the garbage collector removes the children through their owner references.
@@ -143,7 +143,11 @@ export class CanaryReconciler {
       await this.deps.writer.apply(hashed);
       const action = existing ? "Updated" : "Created";
       log.info({ kind: child.kind, child: child.metadata.name }, `${action.toLowerCase()} child`);
-      await this.emit(app, { type: "Normal", reason: action, message: describeApply(action, child) }, log);
+      await this.emit(
+        app,
+        { type: "Normal", reason: action, message: `${action} ${child.kind} ${child.metadata.name}` },
+        log,
+      );
     }
     for (const ref of desired.remove) {
       if (!this.cacheFor(ref.kind).get(ref.namespace, ref.name)) continue;
@@ -185,24 +189,19 @@ export class CanaryReconciler {
     log: Logger,
   ): Promise<ReconcileResult> {
     const previous = app.status ?? {};
-    const condition: Condition = {
+    const generation = app.metadata.generation === undefined ? {} : { observedGeneration: app.metadata.generation };
+    const condition = {
       type: CONDITION.InvalidSpec,
-      status: "True",
+      status: "True" as const,
       reason: "InvalidSpec",
       message: error.message,
-      lastTransitionTime: now.toISOString(),
-      ...(app.metadata.generation === undefined ? {} : { observedGeneration: app.metadata.generation }),
     };
-    const prior = previous.conditions?.find((c) => c.type === CONDITION.InvalidSpec);
-    if (prior?.status === "True" && prior.message === error.message) {
-      condition.lastTransitionTime = prior.lastTransitionTime;
-    }
     const status: CanaryAppStatus = {
       ...previous,
       phase: "Invalid",
       message: `The spec cannot be acted on: ${error.message}`,
-      conditions: [...(previous.conditions ?? []).filter((c) => c.type !== CONDITION.InvalidSpec), condition],
-      ...(app.metadata.generation === undefined ? {} : { observedGeneration: app.metadata.generation }),
+      conditions: setCondition(previous.conditions, { ...condition, ...generation }, now.toISOString()),
+      ...generation,
     };
     if (!statusEqual(previous, status)) {
       await this.persist(app, status, `${app.metadata.namespace}/${app.metadata.name}`);
@@ -234,19 +233,7 @@ export function withChildrenCondition(
   return { ...status, conditions: setCondition(status.conditions, update, now.toISOString()) };
 }
 
-function describeApply(action: "Created" | "Updated", child: ChildObject): string {
-  return `${action} ${child.kind} ${child.metadata.name}`;
-}
-
-export function splitKey(key: string): [string, string] {
-  const slash = key.indexOf("/");
-  if (slash <= 0) throw new Error(`invalid key "${key}": expected namespace/name`);
-  return [key.slice(0, slash), key.slice(slash + 1)];
-}
-
 /** Status equality by content (key order and undefined fields do not matter). */
 export function statusEqual(a: CanaryAppStatus | undefined, b: CanaryAppStatus | undefined): boolean {
   return stableJson(a ?? {}) === stableJson(b ?? {});
 }
-
-export type { ChildRef };

@@ -7,6 +7,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from "@kubernetes/client-node";
+import { waitFor } from "../../e2e/cluster/wait.js";
 import { GROUP, PLURAL, VERSION } from "../../src/api/types.js";
 import type { CanaryApp } from "../../src/api/types.js";
 
@@ -76,24 +77,11 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** Polls until `check` returns a value other than undefined, or fails with the last reason. */
-export async function eventually<T>(
+/** Polls until `check` returns a value other than undefined, or fails with the last error as cause. */
+export function eventually<T>(
   what: string,
   check: () => Promise<T | undefined> | T | undefined,
   { timeoutMs = 20_000, intervalMs = 100 } = {},
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: last });
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+  return waitFor(`waiting for ${what}`, async () => check(), { timeoutMs, intervalMs });
 }
