@@ -56,7 +56,7 @@ typecheck: node_modules/.package-lock.json ## Type-check without emitting
 
 .PHONY: test
 # build is the type check (tsc fails on any type error), so typecheck is not run a second time here.
-test: deps build lint test-unit test-integration test-e2e ## Everything: typecheck (build), lint, unit, integration, e2e
+test: deps build lint test-unit test-integration test-e2e test-docs ## Everything: typecheck (build), lint, unit, integration, e2e, README
 
 .PHONY: test-unit
 test-unit: build ## Unit tests (no cluster)
@@ -69,6 +69,10 @@ test-integration: build ## Integration tests against a local kube-apiserver (pro
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests against a local cluster with kwok nodes (profile cluster)
 	npm run --silent test:e2e
+
+.PHONY: test-docs
+test-docs: build ## Run every command README.md gives (make demo included), verbatim
+	npm run --silent test:docs
 
 .PHONY: bench
 bench: build ## Run the benchmarks

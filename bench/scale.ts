@@ -1,4 +1,5 @@
-import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CustomObjectsApi } from "@kubernetes/client-node";
+import { loadKubeConfig } from "../src/kube/client.js";
 import { canaryApps, createTestNamespace } from "../test/support/kube.js";
 import { spawnController } from "../test/support/process.js";
 
@@ -28,8 +29,7 @@ export async function benchScale(
   /** V8's old-space limit for the controller process, as a container memory limit would set it. */
   maxOldSpaceMiB = 256,
 ): Promise<ScaleResult> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfigPath);
+  const kc = loadKubeConfig(kubeconfigPath);
   const namespace = await createTestNamespace(kc, "bench");
   const previousOptions = process.env["NODE_OPTIONS"];
   process.env["NODE_OPTIONS"] = `--max-old-space-size=${maxOldSpaceMiB}`;

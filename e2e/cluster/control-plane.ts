@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiextensionsV1Api, KubeConfig } from "@kubernetes/client-node";
+import { ApiextensionsV1Api } from "@kubernetes/client-node";
+import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js";
 import { pino, type Logger } from "pino";
 import { AdminClient } from "./admin-client.js";
 import { track, untrack, type Stoppable } from "./cleanup.js";
@@ -305,10 +306,8 @@ function apiserverArgs(port: number, etcdUrl: string, pki: Pki): string[] {
   ];
 }
 
-function adminKubeConfig(path: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(path);
-  return kc;
+function adminKubeConfig(path: string): PooledKubeConfig {
+  return loadKubeConfig(path);
 }
 
 async function ensureDefaultNamespace(client: AdminClient, timeoutMs: number): Promise<void> {

@@ -6,9 +6,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api } from "@kubernetes/client-node";
 import { statusCodeOf } from "../../src/kube/errors.js";
-import { loadKubeConfig } from "../../src/kube/client.js";
+import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js";
 import { startControlPlane, type ControlPlane } from "../cluster/index.js";
 import { waitFor } from "../cluster/wait.js";
 import { SCRAPE_JOB, startPrometheus, type RunningPrometheus } from "../prometheus.js";
@@ -37,7 +37,7 @@ export interface EnvironmentOptions {
 export interface Environment {
   readonly namespace: string;
   readonly kubeconfigPath: string;
-  readonly kc: KubeConfig;
+  readonly kc: PooledKubeConfig;
   readonly kubectl: Kubectl;
   /** Set when this environment started the control plane. */
   readonly controlPlane: ControlPlane | undefined;
@@ -161,7 +161,7 @@ async function firstScrape(url: string): Promise<void> {
   );
 }
 
-async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
+async function ensureNamespace(kc: PooledKubeConfig, name: string): Promise<void> {
   try {
     await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
   } catch (err) {

@@ -4,12 +4,11 @@
  * it. Every change is kept with the time it arrived, for the live view, the story's waits and the tests.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { pino, type Logger } from "pino";
 import type { CanaryApp, Track } from "../../src/api/types.js";
 import { GROUP, LABELS, MANAGED_BY_VALUE, PLURAL, VERSION } from "../../src/api/types.js";
 import { createInformer, type Informer, type ObjectList } from "../../src/controller/informer.js";
-import { createClients } from "../../src/kube/client.js";
+import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
 import { ISTIO_NETWORKING } from "../../src/resources/istio.js";
 import { childNames } from "../../src/resources/meta.js";
 import { readIstioWeights } from "../../src/router/istio.js";
@@ -86,7 +85,7 @@ export class StoryRecorder {
   } = { app: undefined, weights: null, workloads: { primary: null, secondary: null } };
 
   private constructor(
-    kc: KubeConfig,
+    kc: PooledKubeConfig,
     readonly namespace: string,
     readonly name: string,
     log: Logger,
@@ -148,7 +147,7 @@ export class StoryRecorder {
   }
 
   /** Starts following `name` in `namespace`; resolves once every informer has listed. */
-  static async start(kc: KubeConfig, namespace: string, name: string, log?: Logger): Promise<StoryRecorder> {
+  static async start(kc: PooledKubeConfig, namespace: string, name: string, log?: Logger): Promise<StoryRecorder> {
     const recorder = new StoryRecorder(kc, namespace, name, log ?? pino({ level: "silent" }));
     for (const informer of recorder.informers) informer.start();
     const deadline = Date.now() + SYNC_TIMEOUT_MS;

@@ -3,11 +3,10 @@
  * so every tick reads the cluster as it is now without asking the API server.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { LABELS, MANAGED_BY_VALUE } from "../../src/api/types.js";
 import { createInformer, type Informer, type ObjectList } from "../../src/controller/informer.js";
-import { createClients } from "../../src/kube/client.js";
+import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
 import type { ClusterSnapshot, DeploymentLike, PodLike, VirtualServiceLike } from "./mesh-view.js";
 
 /** Anything that can say what the cluster looks like right now. */
@@ -37,7 +36,7 @@ export interface WatchOptions {
  * warning (e.g. Istio's CRDs are not installed yet): the informers keep retrying with backoff, and until
  * they succeed the simulator sees no children of that kind.
  */
-export async function watchCluster(kc: KubeConfig, opts: WatchOptions): Promise<ClusterWatch> {
+export async function watchCluster(kc: PooledKubeConfig, opts: WatchOptions): Promise<ClusterWatch> {
   const { core, apps, customObjects, watch } = createClients(kc);
   const common = { namespaces: opts.namespaces, labelSelector: CHILD_SELECTOR, watcher: watch, log: opts.log };
   const pods = createInformer<PodLike>({

@@ -6,9 +6,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { pino, type Logger } from "pino";
-import { loadKubeConfig } from "../../src/kube/client.js";
+import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js";
 import { DEFAULT_BEHAVIOURS, type BehaviourTable } from "./behaviour.js";
 import { watchCluster, type SnapshotSource } from "./cluster-watch.js";
 import { Ledger, type SimulatorState } from "./ledger.js";
@@ -19,7 +18,7 @@ import { requestsThisTick, simulateRequests } from "./traffic.js";
 
 export interface SimulatorOptions {
   /** The cluster to read: a kubeconfig path or a loaded KubeConfig. Ignored when `source` is given. */
-  kubeconfig?: string | KubeConfig;
+  kubeconfig?: string | PooledKubeConfig;
   /** Reads the cluster some other way (tests); no watch is started. */
   source?: SnapshotSource;
   /** Namespaces to watch; all when empty or absent. */
@@ -74,7 +73,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   let watch: { stop(): Promise<void> } | undefined;
   let source = opts.source;
   if (!source) {
-    let kc: KubeConfig;
+    let kc: PooledKubeConfig;
     try {
       kc = typeof opts.kubeconfig === "object" ? opts.kubeconfig : loadKubeConfig(opts.kubeconfig);
     } catch (err) {

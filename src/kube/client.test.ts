@@ -3,7 +3,11 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { createClients, loadKubeConfig } from "./client.js";
+import type { V1Service } from "@kubernetes/client-node";
+import pino from "pino";
+import { createInformer, type ObjectWithMeta } from "../controller/informer.js";
+import { createClients, loadKubeConfig, PooledKubeConfig } from "./client.js";
+import { FakeApiServer, status } from "./fake-apiserver.test-helpers.js";
 
 function kubeconfigFile(dir: string, name: string, server: string): string {
   const file = join(dir, name);
@@ -76,6 +80,59 @@ describe("loadKubeConfig", () => {
   test("createClients builds every client from one config", () => {
     const clients = createClients(loadKubeConfig(a, { env: {} }));
     assert.ok(clients.core && clients.apps && clients.coordination && clients.customObjects && clients.objects);
-    assert.equal(clients.watch.config, clients.kubeConfig);
+    assert.ok(clients.kubeConfig instanceof PooledKubeConfig);
   });
 });
+
+describe("clients started while the API server answers 429 'storage is (re)initializing'", () => {
+  test("an informer on them retries the list and the watch, and syncs once the server answers", async () => {
+    const server = new FakeApiServer();
+    const refusals = { list: 0, watch: 0 };
+    server.handler = (req) => {
+      if (req.path !== "/api/v1/namespaces/a/services") return undefined;
+      const watching = req.query.get("watch") === "true";
+      const refuse = watching ? refusals.watch < 2 : refusals.list < 3;
+      if (refuse) {
+        refusals[watching ? "watch" : "list"]++;
+        return status(429, "TooManyRequests", "storage is (re)initializing");
+      }
+      if (watching) return { status: 200, body: { type: "ADDED", object: service("t", "11") } };
+      return {
+        status: 200,
+        body: { kind: "ServiceList", metadata: { resourceVersion: "10" }, items: [service("s", "9")] },
+      };
+    };
+    const kc = await server.start();
+    const warnings: string[] = [];
+    const log = pino({ level: "warn" }, { write: (line: string) => warnings.push(line) });
+    const clients = createClients(kc);
+    const informer = createInformer<V1Service & ObjectWithMeta>({
+      type: { group: "", version: "v1", plural: "services" },
+      namespaces: ["a"],
+      list: () => clients.core.listNamespacedService({ namespace: "a" }),
+      watcher: clients.watch,
+      log,
+      backoff: { initialMs: 10, maxMs: 20 },
+    });
+    try {
+      informer.start();
+      for (let waited = 0; informer.get("a", "t") === undefined && waited < 5_000; waited += 10) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.ok(informer.hasSynced());
+      assert.ok(informer.get("a", "s"), "the listed object");
+      assert.deepEqual(refusals, { list: 3, watch: 2 });
+      assert.ok(
+        warnings.some((w) => w.includes("storage is (re)initializing")),
+        warnings.join("\n"),
+      );
+    } finally {
+      await informer.stop();
+      await server.stop();
+    }
+  });
+});
+
+function service(name: string, resourceVersion: string): object {
+  return { apiVersion: "v1", kind: "Service", metadata: { name, namespace: "a", resourceVersion } };
+}

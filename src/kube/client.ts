@@ -8,10 +8,12 @@ import {
   CustomObjectsApi,
   KubeConfig,
   KubernetesObjectApi,
-  Watch,
 } from "@kubernetes/client-node";
+import type { Watcher } from "../controller/informer.js";
+import { PooledKubeConfig } from "./connections.js";
+import { StreamWatch } from "./watch.js";
 
-import { shareConnections, withWatchInactivityTimeout } from "./connections.js";
+export { PooledKubeConfig } from "./connections.js";
 
 const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
@@ -30,10 +32,10 @@ export interface KubeConfigSources {
  * finding no configuration at all is an error that says where it looked. In-cluster comes before
  * ~/.kube/config so that a pod never picks up a stray file from its image.
  */
-export function loadKubeConfig(path?: string, sources: KubeConfigSources = {}): KubeConfig {
+export function loadKubeConfig(path?: string, sources: KubeConfigSources = {}): PooledKubeConfig {
   const env = sources.env ?? process.env;
   const exists = sources.fileExists ?? existsSync;
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   const files = (path ?? env.KUBECONFIG ?? "").split(delimiter).filter((f) => f !== "");
   const [first, ...rest] = files;
   if (first !== undefined) {
@@ -59,9 +61,12 @@ export function loadKubeConfig(path?: string, sources: KubeConfigSources = {}): 
   return kc;
 }
 
-/** The API clients the controller uses, all built from one KubeConfig. */
+/**
+ * The API clients the controller uses, all built from one KubeConfig and sharing its connections. Every
+ * process of the project (controller, demo, simulator, test recorders) talks to the API server through these.
+ */
 export interface KubeClients {
-  kubeConfig: KubeConfig;
+  kubeConfig: PooledKubeConfig;
   core: CoreV1Api;
   apps: AppsV1Api;
   coordination: CoordinationV1Api;
@@ -69,11 +74,11 @@ export interface KubeClients {
   /** Generic client for any kind (server-side apply, delete, merge patches). */
   objects: KubernetesObjectApi;
   /** Streams watch events; informers use it. */
-  watch: Watch;
+  watch: Watcher;
 }
 
-export function createClients(config: KubeConfig): KubeClients {
-  const kubeConfig = shareConnections(config);
+/** Builds the clients; any number of sets may share one config (and so its connections). */
+export function createClients(kubeConfig: PooledKubeConfig): KubeClients {
   return {
     kubeConfig,
     core: kubeConfig.makeApiClient(CoreV1Api),
@@ -81,6 +86,6 @@ export function createClients(config: KubeConfig): KubeClients {
     coordination: kubeConfig.makeApiClient(CoordinationV1Api),
     customObjects: kubeConfig.makeApiClient(CustomObjectsApi),
     objects: KubernetesObjectApi.makeApiClient(kubeConfig),
-    watch: withWatchInactivityTimeout(new Watch(kubeConfig)),
+    watch: new StreamWatch(kubeConfig),
   };
 }

@@ -1,46 +1,50 @@
-import type { KubeConfig, RequestContext, Watch } from "@kubernetes/client-node";
+import { KubeConfig, type RequestContext } from "@kubernetes/client-node";
 
 type Dispatcher = NonNullable<ReturnType<RequestContext["getDispatcher"]>>;
 
 /**
- * Makes every request of `kubeConfig` share one connection pool per context.
+ * A KubeConfig whose requests share one connection pool per cluster and user.
  *
- * client-node 2.0.1 builds a new undici Agent for each request it authenticates, so every API call and
- * every watch opens a fresh TLS connection (with a fresh TLS context): the bulk of a busy controller's CPU,
- * and needless work for the API server. The Agent carries only the TLS settings (CA, client certificate),
- * which do not change while the process runs; credentials that do (bearer tokens) travel in headers that
- * are still set per request.
+ * client-node 2.0 hands every request it authenticates a new undici dispatcher, so each API call and each
+ * watch would open a fresh TLS connection: the bulk of a busy controller's CPU, and needless work for the API
+ * server. This subclass keeps the dispatcher made for the first request to a cluster/user and gives it to
+ * every later request of the same pair, through client-node's public `applySecurityAuthentication` hook
+ * (which every generated API client and every watch calls). The dispatcher carries only the TLS settings
+ * (CA, client certificate), which do not change while the process runs; credentials that do (bearer
+ * tokens) still travel in headers set per request. The dispatchers it does not keep were never used and
+ * hold no connection; they are left alone.
+ *
+ * Any number of API clients and watches may be built on one instance; {@link close} ends its connections,
+ * and a request after `close` opens a new pool.
  */
-export function shareConnections(kubeConfig: KubeConfig): KubeConfig {
-  const pools = new Map<string, Dispatcher>();
-  const authenticate = kubeConfig.applySecurityAuthentication.bind(kubeConfig);
-  kubeConfig.applySecurityAuthentication = async (context) => {
-    await authenticate(context);
-    const fresh = context.getDispatcher();
-    if (fresh === undefined) return;
-    const key = kubeConfig.getCurrentContext();
-    const shared = pools.get(key);
-    if (shared === undefined) {
-      pools.set(key, fresh);
-      return;
-    }
-    context.setDispatcher(shared);
-    // The fresh Agent never connected; closing it releases nothing but keeps the intent clear.
-    void fresh.close().catch(() => undefined);
-  };
-  return kubeConfig;
-}
+export class PooledKubeConfig extends KubeConfig {
+  readonly #pools = new Map<string, Dispatcher>();
 
-/**
- * How long a watch may stay silent before the client gives up on it. client-node aborts a watch after 30 s
- * without data, which at rest (no changes, bookmarks about once a minute) reopens every watch twice a
- * minute. Watches instead ask the server to end them after 5–10 minutes (`timeoutSeconds`, as client-go
- * does); this only has to outlast that.
- */
-export const WATCH_INACTIVITY_TIMEOUT_MS = 11 * 60 * 1000;
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    const made = context.getDispatcher();
+    // None for plain http without TLS settings: fetch's global dispatcher pools those already.
+    if (made === undefined) return;
+    const key = this.#poolKey();
+    const pool = this.#pools.get(key);
+    if (pool === undefined) this.#pools.set(key, made);
+    else context.setDispatcher(pool);
+  }
 
-export function withWatchInactivityTimeout(watch: Watch, timeoutMs = WATCH_INACTIVITY_TIMEOUT_MS): Watch {
-  // A private field in the typings, but the only knob client-node offers.
-  (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = timeoutMs;
-  return watch;
+  /** Open pools (one per cluster/user used so far). */
+  get poolCount(): number {
+    return this.#pools.size;
+  }
+
+  /** Closes every pool once its requests have finished; later requests start new ones. */
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((pool) => pool.close().catch(() => undefined)));
+  }
+
+  #poolKey(): string {
+    const cluster = this.getCurrentCluster();
+    return JSON.stringify([cluster?.name ?? "", cluster?.server ?? "", this.getCurrentUser()?.name ?? ""]);
+  }
 }

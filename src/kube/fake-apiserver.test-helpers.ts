@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { KubeConfig } from "@kubernetes/client-node";
+import { PooledKubeConfig } from "./connections.js";
 
 /** One request the fake API server received. */
 export interface RecordedRequest {
@@ -47,7 +47,7 @@ export class FakeApiServer {
   handler: FakeHandler = () => undefined;
   private server: Server | undefined;
 
-  async start(): Promise<KubeConfig> {
+  async start(): Promise<PooledKubeConfig> {
     this.server = createServer((req, res) => {
       void this.answer(req).then(({ status: code, body }) => {
         res.writeHead(code, { "content-type": "application/json" });
@@ -56,7 +56,7 @@ export class FakeApiServer {
     });
     await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
     const { port } = this.server.address() as AddressInfo;
-    const kc = new KubeConfig();
+    const kc = new PooledKubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: "fake", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
       users: [{ name: "fake", token: "t" }],

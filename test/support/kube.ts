@@ -1,15 +1,11 @@
 import { randomBytes } from "node:crypto";
-import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from "@kubernetes/client-node";
+import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { waitFor } from "../../e2e/cluster/wait.js";
 import { GROUP, PLURAL, VERSION } from "../../src/api/types.js";
 import type { CanaryApp } from "../../src/api/types.js";
+import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js";
+
+type KubeConfig = PooledKubeConfig;
 
 /** The kubeconfig path of the control plane a test runs against (set by e2e/cluster/with-cluster). */
 export function testKubeConfigPath(): string {
@@ -19,10 +15,8 @@ export function testKubeConfigPath(): string {
 }
 
 /** The KubeConfig of the control plane a test runs against. */
-export function testKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(testKubeConfigPath());
-  return kc;
+export function testKubeConfig(): PooledKubeConfig {
+  return loadKubeConfig(testKubeConfigPath());
 }
 
 /** A fresh namespace for one test file, so files never see each other's objects. */

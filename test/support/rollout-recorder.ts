@@ -1,4 +1,5 @@
-import { AppsV1Api, CustomObjectsApi, Watch, type KubeConfig } from "@kubernetes/client-node";
+import { AppsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { StreamWatch } from "../../src/kube/watch.js";
 import { GROUP, LABELS, PLURAL, VERSION } from "../../src/api/types.js";
 import type { CanaryApp, CanaryStage, Phase } from "../../src/api/types.js";
 import { childNames } from "../../src/resources/meta.js";
@@ -62,7 +63,7 @@ export class RolloutRecorder {
   app: CanaryApp | undefined;
 
   private readonly deployments = new Map<string, DeploymentLike>();
-  private readonly aborts = new Set<AbortController>();
+  private readonly aborts = new Set<{ abort(): void }>();
   private readonly listeners = new Set<() => void>();
   private stopped = false;
 
@@ -247,7 +248,7 @@ export class RolloutRecorder {
       resourceVersion = list.metadata?.resourceVersion;
     }
     let expired = false;
-    const abort = await new Watch(this.kc).watch(
+    const abort = await new StreamWatch(this.kc).watch(
       source.path,
       { ...source.query, resourceVersion, allowWatchBookmarks: true },
       (type: string, object: unknown) => {

@@ -13,6 +13,8 @@ export interface TcpProxy {
   /** Listens again on the same port. */
   up(): Promise<void>;
   stop(): Promise<void>;
+  /** Connections accepted so far. */
+  connections(): number;
 }
 
 /** Forwards 127.0.0.1:<free port> to `target` (`host:port`). */
@@ -21,9 +23,11 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const targetPort = Number(portText);
   const sockets = new Set<Socket>();
   let server: Server | undefined;
+  let accepted = 0;
 
   const listen = async (port: number): Promise<number> => {
     const next = createServer((client) => {
+      accepted++;
       const upstream = createConnection({ host, port: targetPort });
       for (const socket of [client, upstream]) {
         sockets.add(socket);
@@ -59,5 +63,6 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       if (server === undefined) await listen(port);
     },
     stop: down,
+    connections: () => accepted,
   };
 }

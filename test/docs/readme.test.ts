@@ -1,0 +1,244 @@
+/**
+ * Every command README.md tells a user to run is run here, verbatim (placeholders such as NAME substituted),
+ * or by the test named beside it in COVERAGE. A command added to the README without a place that runs it fails
+ * the first test, so the README cannot drift from the code.
+ *
+ * `make demo` runs exactly as a newcomer runs it (its whole output goes to the test log), then
+ * `make demo ARGS=--keep` keeps its cluster and controller up while the "Using it" one-liners are played
+ * against the demo's app, and Ctrl-C ends it.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { copyFile, mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
+import { waitFor } from "../../e2e/cluster/wait.js";
+import { readmeCommands } from "./readme-commands.js";
+
+const root = findRepoRoot();
+const README = await readFile(join(root, "README.md"), "utf8");
+const APP = "canaryapp-sample";
+const NAMESPACE = "canaryapp-demo";
+
+/** Where each README command is run: "here" (this file) or the test file that runs it. */
+const COVERAGE: { command: RegExp; by: string }[] = [
+  { command: /^make demo$/, by: "here" },
+  { command: /^make demo ARGS=--keep$/, by: "here" },
+  { command: /^make help$/, by: "here" },
+  { command: /^make cluster-up PROFILE=api\|cluster$/, by: "here" },
+  { command: /^make bench$/, by: "here" },
+  { command: /^node dist\/src\/main\.js --help$/, by: "here" },
+  { command: /^kubectl kustomize config\/default \| kubectl apply --server-side -f -$/, by: "here" },
+  { command: /^kubectl (patch|get|describe|annotate) canaryapp NAME/, by: "here" },
+  // .ci/run runs `make test`, whose prerequisites are these targets (checked below).
+  { command: /^make (test|build|lint|test-unit|test-integration|test-e2e)$/, by: ".ci/run (make test)" },
+];
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one shell line as a user would type it, from the repository root; its output also goes to the log. */
+function sh(line: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 10 * 60_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", line], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    const run: Run = { code: null, signal: null, stdout: "", stderr: "" };
+    child.stdout.on("data", (chunk: Buffer) => (run.stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (run.stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ ...run, code, signal });
+    });
+  });
+}
+
+/** Starts a long-running command; `lines` collects its stdout as it comes. */
+function start(line: string, env: NodeJS.ProcessEnv = process.env): { child: ChildProcess; output: () => string } {
+  // Its own process group, so that Ctrl-C (SIGINT to the group, as a terminal sends it) reaches make and node.
+  const child = spawn("bash", ["-c", line], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let text = "";
+  child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  return { child, output: () => text };
+}
+
+function ctrlC(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once("close", (code) => resolve(code));
+    if (child.pid !== undefined) process.kill(-child.pid, "SIGINT");
+  });
+}
+
+function show(title: string, text: string): void {
+  console.log(`# ── ${title}`);
+  for (const line of text.trimEnd().split("\n")) console.log(`#   ${line}`);
+}
+
+const commands = readmeCommands(README);
+
+describe("README commands", () => {
+  test("every command in the README is run by a test", () => {
+    assert.ok(commands.length >= 15, `found only ${commands.length} commands: ${commands.join(" | ")}`);
+    const uncovered = commands.filter((c) => !COVERAGE.some((entry) => entry.command.test(c)));
+    assert.deepEqual(uncovered, [], "README commands that no test runs: add them to COVERAGE and run them");
+    console.log(`# ${commands.length} README commands:`);
+    for (const c of commands) console.log(`#   ${c}   ← ${COVERAGE.find((e) => e.command.test(c))?.by ?? "?"}`);
+  });
+
+  test("make test runs the targets the README lists under Development, and .ci/run runs make test", async () => {
+    const makefile = await readFile(join(root, "Makefile"), "utf8");
+    const prerequisites = /^test: (.*?)##/m.exec(makefile)?.[1]?.trim().split(/\s+/) ?? [];
+    for (const target of ["build", "lint", "test-unit", "test-integration", "test-e2e", "test-docs"]) {
+      assert.ok(prerequisites.includes(target), `make test does not run ${target}: ${prerequisites.join(" ")}`);
+    }
+    const ci = await readFile(join(root, ".ci", "run"), "utf8");
+    assert.match(ci, /^make test$/m);
+  });
+
+  test("make help lists the targets", async () => {
+    const run = await sh("make help");
+    assert.equal(run.code, 0, run.stderr);
+    for (const target of ["demo", "test", "cluster-up", "bench", "build", "lint"])
+      assert.match(run.stdout, new RegExp(`\\b${target}\\b`));
+  });
+
+  test("node dist/src/main.js --help prints the flags and exits 0", async () => {
+    const run = await sh("node dist/src/main.js --help");
+    assert.equal(run.code, 0, run.stderr);
+    for (const flag of ["--kubeconfig", "--namespaces", "--leader-elect"]) assert.ok(run.stdout.includes(flag), flag);
+  });
+
+  test("make demo: the story ends as it should, exit 0", async () => {
+    const run = await sh("make demo");
+    show("make demo", run.stdout + run.stderr);
+    assert.equal(run.code, 0, `make demo exited ${run.code}`);
+    assert.match(run.stdout, /the story ended as it should/);
+    assert.match(run.stdout, /nothing is left running/);
+    assert.doesNotMatch(run.stdout, /✘/, "a check of the verdict failed");
+  });
+
+  for (const profile of ["api", "cluster"] as const) {
+    test(`make cluster-up PROFILE=${profile}: prints a KUBECONFIG that works, Ctrl-C stops it`, async () => {
+      const line = commands.find((c) => c.startsWith("make cluster-up"))?.replace("api|cluster", profile) ?? "";
+      const up = start(line);
+      const exported = await waitFor(
+        "export KUBECONFIG=",
+        () => Promise.resolve(/^export KUBECONFIG=(\S+)$/m.exec(up.output())?.[1]),
+        { timeoutMs: 120_000, abort: () => (up.child.exitCode !== null ? `exited: ${up.output()}` : undefined) },
+      );
+      const kubectl = await kubectlPath();
+      const run = await sh(`${kubectl} get --raw /readyz`, { ...process.env, KUBECONFIG: exported });
+      assert.equal(run.stdout.trim(), "ok", run.stderr);
+      assert.equal(await ctrlC(up.child), 0);
+    });
+  }
+
+  test("make bench prints its figures (BENCH_APPS=20 shortens it)", async () => {
+    const run = await sh("make bench", { ...process.env, BENCH_APPS: "20" });
+    show("make bench (BENCH_APPS=20)", run.stdout);
+    assert.equal(run.code, 0, run.stderr);
+    for (const figure of ["planner:", "rollout:", "scale: 20 CanaryApps"])
+      assert.ok(run.stdout.includes(figure), figure);
+  });
+});
+
+describe("make demo ARGS=--keep, then the README's one-liners against the demo's app", () => {
+  let demo: ReturnType<typeof start> | undefined;
+  after(async () => {
+    if (demo !== undefined && demo.child.exitCode === null) await ctrlC(demo.child);
+  });
+
+  test("the Using-it commands do what the README says, and Ctrl-C leaves nothing running", async () => {
+    demo = start("make demo ARGS=--keep");
+    await waitFor(
+      "the demo keeps running",
+      () => Promise.resolve(/everything keeps running/.test(demo?.output() ?? "") || undefined),
+      {
+        timeoutMs: 5 * 60_000,
+        intervalMs: 500,
+        abort: () => (demo?.child.exitCode !== null ? `the demo exited:\n${demo?.output()}` : undefined),
+      },
+    );
+    const printed = demo.output();
+    const kubeconfig = /export KUBECONFIG=(\S+)/.exec(printed)?.[1] ?? "";
+    const pathLine = /export PATH=(\S+):\$PATH/.exec(printed)?.[1] ?? "";
+    assert.ok(kubeconfig !== "" && pathLine !== "", "the demo prints KUBECONFIG and PATH to export");
+    // A user following the README works in the app's namespace: set it as the context's default.
+    const work = await mkdtemp(join(tmpdir(), "canaryapp-readme-"));
+    const ownKubeconfig = join(work, "kubeconfig");
+    await copyFile(kubeconfig, ownKubeconfig);
+    const env = { ...process.env, KUBECONFIG: ownKubeconfig, PATH: `${pathLine}:${process.env["PATH"] ?? ""}` };
+    assert.equal((await sh(`kubectl config set-context --current --namespace=${NAMESPACE}`, env)).code, 0);
+
+    const get = async (jsonpath: string): Promise<string> =>
+      (await sh(`kubectl get canaryapp ${APP} -o jsonpath='${jsonpath}'`, env)).stdout;
+    const until = (what: string, ok: () => Promise<boolean>, timeoutMs = 90_000) =>
+      waitFor(what, async () => ((await ok()) ? true : undefined), { timeoutMs, intervalMs: 300 });
+    const image = (await get("{.spec.image}")).replace(/:[^:/]+$/, "");
+    const using = (prefix: string) => {
+      const line = commands.find((c) => c.startsWith(prefix));
+      assert.ok(line, `the README has no command starting "${prefix}"`);
+      return line;
+    };
+    const run = async (line: string, substitutions: Record<string, string> = {}) => {
+      let text = line.replaceAll("NAME", APP);
+      for (const [from, to] of Object.entries(substitutions)) text = text.replaceAll(from, to);
+      const result = await sh(text, env);
+      console.log(`# $ ${text}  → exit ${result.code}`);
+      assert.equal(result.code, 0, `${text}: ${result.stderr}`);
+      return result.stdout;
+    };
+
+    // kubectl get -w streams until stopped: run it for a few seconds.
+    const watchLine = using("kubectl get canaryapp NAME -w").replaceAll("NAME", APP);
+    const watched = await sh(`timeout 3 ${watchLine}; true`, env);
+    assert.match(watched.stdout, /NAME\s+IMAGE\s+PHASE\s+WEIGHT\s+READY\s+AGE/);
+    assert.match(watched.stdout, new RegExp(`${APP}\\s+\\S+:v3\\s+Failed`));
+    const described = await run(using("kubectl describe canaryapp NAME"));
+    assert.match(described, /Failed Images:/);
+    assert.match(described, /Events:/);
+
+    // Pause first, then deploy v4: the test waits where it is.
+    await run(using("kubectl annotate canaryapp NAME canaryapp.io/paused=true"));
+    await run(using("kubectl patch canaryapp NAME"), { "repo/app:v2": `${image}:v4` });
+    await until("v4 is tested but paused", async () => (await get("{.status.phase}")) === "Paused");
+    await run(using("kubectl annotate canaryapp NAME canaryapp.io/paused-"));
+    await until("resumed: v4 takes traffic", async () => Number(await get("{.status.weights.secondary}")) > 0);
+    await run(using("kubectl annotate canaryapp NAME canaryapp.io/promote=now"));
+    await until(
+      "v4 promoted",
+      async () => (await get("{.status.phase} {.status.primaryImage}")) === `Healthy ${image}:v4`,
+    );
+
+    // Deploy v5 and abort it: rolled back, recorded as failed; then retry it.
+    await run(using("kubectl patch canaryapp NAME"), { "repo/app:v2": `${image}:v5` });
+    await until("v5 is being tested", async () => (await get("{.status.phase}")) === "Progressing");
+    await run(using("kubectl annotate canaryapp NAME canaryapp.io/abort=now"));
+    await until("v5 aborted", async () => (await get("{.status.phase}")) === "Failed");
+    assert.match(await get("{.status.failedImages[*].image} {.status.failedImages[*].reason}"), /:v5.*Aborted/);
+    await run(using("kubectl annotate canaryapp NAME canaryapp.io/retry="), { "repo/app:v3": `${image}:v5` });
+    await until("v5 tested again", async () => (await get("{.status.phase}")) !== "Failed");
+    assert.doesNotMatch(await get("{.status.failedImages[*].image}"), /:v5/);
+
+    // The install line, verbatim, against the same cluster.
+    const install = await run(using("kubectl kustomize config/default"));
+    assert.match(install, /customresourcedefinition.apiextensions.k8s.io\/canaryapps.canaryapp.io serverside-applied/);
+
+    const code = await ctrlC(demo.child);
+    show("make demo ARGS=--keep (after Ctrl-C)", demo.output().split("\n").slice(-6).join("\n"));
+    assert.equal(code, 0, "the demo ends with its story's verdict after Ctrl-C");
+    assert.match(demo.output(), /nothing is left running/);
+  });
+});
+
+async function kubectlPath(): Promise<string> {
+  const { resolveToolchain } = await import("../../e2e/cluster/toolchain.js");
+  return resolveToolchain().kubectl;
+}

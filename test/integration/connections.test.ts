@@ -1,0 +1,222 @@
+/**
+ * How every process of the project talks to the API server: one connection pool per kubeconfig, shared by any
+ * number of client sets and watches, that survives clients being built, stopped and built again, and a
+ * process that starts before the API server is ready. The demo, the simulator and the recorders build several
+ * client sets on one kubeconfig, which is what these tests do.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { V1ConfigMap } from "@kubernetes/client-node";
+import pino from "pino";
+import { startControlPlane } from "../../e2e/cluster/control-plane.js";
+import { waitFor } from "../../e2e/cluster/wait.js";
+import type { Informer, ObjectWithMeta } from "../../src/controller/informer.js";
+import { createInformer } from "../../src/controller/informer.js";
+import { createClients, loadKubeConfig, PooledKubeConfig, type KubeClients } from "../../src/kube/client.js";
+import { statusCodeOf } from "../../src/kube/errors.js";
+import { StreamWatch } from "../../src/kube/watch.js";
+import { createTestNamespace, testKubeConfig, testKubeConfigPath } from "../support/kube.js";
+import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
+
+const silent = pino({ level: "silent" });
+
+type ConfigMap = V1ConfigMap & ObjectWithMeta;
+
+function configMapInformer(
+  clients: KubeClients,
+  namespace: string,
+  log = silent,
+  backoff?: { initialMs: number; maxMs: number },
+): Informer<ConfigMap> {
+  return createInformer<ConfigMap>({
+    type: { group: "", version: "v1", plural: "configmaps" },
+    namespaces: [namespace],
+    list: () => clients.core.listNamespacedConfigMap({ namespace }),
+    watcher: clients.watch,
+    log,
+    backoff,
+  });
+}
+
+async function createConfigMap(clients: KubeClients, namespace: string, name: string): Promise<void> {
+  await clients.core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { a: "1" } } });
+}
+
+async function seen(informer: Informer<ConfigMap>, namespace: string, name: string): Promise<void> {
+  await waitFor(`ConfigMap ${namespace}/${name} in the cache`, () => Promise.resolve(informer.get(namespace, name)), {
+    timeoutMs: 15_000,
+  });
+}
+
+/** A PooledKubeConfig for the test cluster whose server is reached through `proxy`, so connections can be counted. */
+function throughProxy(proxy: TcpProxy): PooledKubeConfig {
+  const direct = loadKubeConfig(testKubeConfigPath());
+  const kc = new PooledKubeConfig();
+  kc.loadFromOptions({
+    clusters: direct.clusters.map((c) => ({ ...c, server: proxy.url.replace("http://", "https://") })),
+    users: direct.users,
+    contexts: direct.contexts,
+    currentContext: direct.currentContext,
+  });
+  return kc;
+}
+
+describe("connections to the API server", () => {
+  let namespace = "";
+  before(async () => {
+    namespace = await createTestNamespace(testKubeConfig(), "connections");
+  });
+
+  test("client sets built on one kubeconfig share it without closing each other's connections", async () => {
+    // The demo's shape: the simulator and the story recorder each build their clients on the same config.
+    const kc = loadKubeConfig(testKubeConfigPath());
+    const first = createClients(kc);
+    const second = createClients(kc);
+    const informers = [configMapInformer(first, namespace), configMapInformer(second, namespace)];
+    try {
+      for (const informer of informers) informer.start();
+      await waitFor(
+        "both informers synced",
+        () => Promise.resolve(informers.every((i) => i.hasSynced()) || undefined),
+        {
+          timeoutMs: 15_000,
+        },
+      );
+      for (let i = 0; i < 10; i++) {
+        await createConfigMap(i % 2 === 0 ? first : second, namespace, `shared-${i}`);
+        await first.core.readNamespacedConfigMap({ namespace, name: `shared-${i}` });
+        await second.core.readNamespacedConfigMap({ namespace, name: `shared-${i}` });
+      }
+      for (const informer of informers) await seen(informer, namespace, "shared-9");
+      assert.equal(kc.poolCount, 1, "one pool for one cluster and user");
+    } finally {
+      await Promise.all(informers.map((i) => i.stop()));
+      await kc.close();
+    }
+  });
+
+  test("a long-lived process opens, closes and reopens clients and watches over few connections", async () => {
+    const target = new URL(loadKubeConfig(testKubeConfigPath()).getCurrentCluster()?.server ?? "").host;
+    const proxy = await startTcpProxy(target);
+    const kc = throughProxy(proxy);
+    try {
+      for (let round = 0; round < 3; round++) {
+        const clients = createClients(kc);
+        const informer = configMapInformer(clients, namespace);
+        informer.start();
+        await waitFor(`round ${round}: synced`, () => Promise.resolve(informer.hasSynced() || undefined), {
+          timeoutMs: 15_000,
+        });
+        const before = proxy.connections();
+        for (let i = 0; i < 20; i++) await clients.core.listNamespacedConfigMap({ namespace });
+        await createConfigMap(clients, namespace, `round-${round}`);
+        await seen(informer, namespace, `round-${round}`);
+        // The watch and the requests share the pool's connection (HTTP/2): at most one new one per round.
+        assert.ok(
+          proxy.connections() - before <= 1,
+          `round ${round}: ${proxy.connections() - before} new connections for 21 requests`,
+        );
+        console.log(`# round ${round}: ${proxy.connections()} connections so far`);
+        await informer.stop();
+        // Every other round ends with the whole pool closed, as a process that shuts its clients down does.
+        if (round % 2 === 0) await kc.close();
+      }
+      console.log(`# 3 rounds of list+watch+21 requests over ${proxy.connections()} TCP connections`);
+      assert.ok(proxy.connections() <= 6, `${proxy.connections()} connections in all`);
+    } finally {
+      await kc.close();
+      await proxy.stop();
+    }
+  });
+
+  test("a quiet watch ends by its own inactivity timeout, and is resumed by the informer", async () => {
+    const kc = loadKubeConfig(testKubeConfigPath());
+    const watch = new StreamWatch(kc, 1_500);
+    const started = Date.now();
+    const ended = await new Promise<unknown>((resolve) => {
+      void watch.watch(`/api/v1/namespaces/${namespace}/configmaps`, { resourceVersion: "" }, () => undefined, resolve);
+    });
+    // A fresh watch from "" first replays the existing objects; the timeout then counts from the last of them.
+    assert.ok(ended instanceof Error && ended.name === "TimeoutError", `ended with ${String(ended)}`);
+    assert.ok(Date.now() - started >= 1_500);
+    await kc.close();
+  });
+
+  test("a watch the server refuses reports its status", async () => {
+    const kc = loadKubeConfig(testKubeConfigPath());
+    const ended = await new Promise<unknown>((resolve) => {
+      void new StreamWatch(kc).watch("/apis/no.such.group/v1/things", {}, () => undefined, resolve);
+    });
+    assert.equal(statusCodeOf(ended), 404);
+    await kc.close();
+  });
+});
+
+describe("a process that starts before the API server is ready", () => {
+  let stopControlPlane: (() => Promise<void>) | undefined;
+  after(async () => stopControlPlane?.());
+
+  // The 429 "storage is (re)initializing" answers of a starting server are covered in src/kube/client.test.ts;
+  // a real server's window for them is too short to hit reliably.
+  test("its informers ride out a server that is not there yet, then sync", async () => {
+    const errors = new Map<string, number>();
+    const log = pino(
+      { level: "warn" },
+      {
+        write: (line: string) => {
+          const entry = JSON.parse(line) as { err?: { message?: string } };
+          const message = entry.err?.message ?? "";
+          const kind = /\b429\b|initializ/i.test(message)
+            ? "429 storage initializing"
+            : /ECONNREFUSED|fetch failed/.test(message)
+              ? "connection refused"
+              : (/HTTP (\d+)/.exec(message)?.[0] ?? message.slice(0, 60));
+          errors.set(kind, (errors.get(kind) ?? 0) + 1);
+        },
+      },
+    );
+    // The control plane writes its kubeconfig before etcd and the API server are up: clients start on it at once.
+    const workDir = await mkdtemp(join(tmpdir(), "canaryapp-early-"));
+    const kubeconfigPath = join(workDir, "kubeconfig");
+    const cp = startControlPlane({ profile: "api", handleSignals: false, workDir });
+    cp.then(
+      (c) => (stopControlPlane = () => c.stop()),
+      () => undefined,
+    );
+    await waitFor(
+      "the new control plane's kubeconfig",
+      async () => (await stat(kubeconfigPath).catch(() => undefined)) && true,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 20,
+      },
+    );
+    const kc = loadKubeConfig(kubeconfigPath);
+    const clients = createClients(kc);
+    const informer = configMapInformer(clients, "default", log, { initialMs: 20, maxMs: 50 });
+    const started = Date.now();
+    informer.start();
+    try {
+      const ready = await cp;
+      await waitFor(
+        "informer synced after the API server became ready",
+        () => Promise.resolve(informer.hasSynced() || undefined),
+        {
+          timeoutMs: 30_000,
+        },
+      );
+      await createConfigMap(clients, "default", "after-start");
+      await seen(informer, "default", "after-start");
+      const summary = [...errors].map(([k, n]) => `${k} ×${n}`).join(", ");
+      console.log(
+        `# informer started ${ready.startupMs} ms before the control plane was ready; synced ${Date.now() - started} ms after start; errors on the way: ${summary || "none"}`,
+      );
+    } finally {
+      await informer.stop();
+      await kc.close();
+    }
+  });
+});
