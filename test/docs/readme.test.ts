@@ -11,7 +11,8 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { copyFile, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { existsSync } from "node:fs";
 import { after, describe, test } from "node:test";
 import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
 import { waitFor } from "../../e2e/cluster/wait.js";
@@ -27,13 +28,13 @@ const COVERAGE: { command: RegExp; by: string }[] = [
   { command: /^make demo$/, by: "here" },
   { command: /^make demo ARGS=--keep$/, by: "here" },
   { command: /^make help$/, by: "here" },
-  { command: /^make cluster-up PROFILE=api\|cluster$/, by: "here" },
+  { command: /^make cluster-up( PROFILE=api\|cluster)?$/, by: "here" },
   { command: /^make bench$/, by: "here" },
   { command: /^node dist\/src\/main\.js --help$/, by: "here" },
   { command: /^kubectl kustomize config\/default \| kubectl apply --server-side -f -$/, by: "here" },
   { command: /^kubectl (patch|get|describe|annotate) canaryapp NAME/, by: "here" },
   // .ci/run runs `make test`, whose prerequisites are these targets (checked below).
-  { command: /^make (test|build|lint|test-unit|test-integration|test-e2e)$/, by: ".ci/run (make test)" },
+  { command: /^make (test|build|lint|test-unit|test-integration|test-e2e|test-docs)$/, by: ".ci/run (make test)" },
 ];
 
 interface Run {
@@ -59,21 +60,40 @@ function sh(line: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 10 *
   });
 }
 
-/** Starts a long-running command; `lines` collects its stdout as it comes. */
+/**
+ * Starts a long-running command of plain words (no shell syntax) in its own process group, as a terminal runs
+ * a foreground job; `output` is what it printed so far.
+ */
 function start(line: string, env: NodeJS.ProcessEnv = process.env): { child: ChildProcess; output: () => string } {
-  // Its own process group, so that Ctrl-C (SIGINT to the group, as a terminal sends it) reaches make and node.
-  const child = spawn("bash", ["-c", line], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  assert.doesNotMatch(line, /[|&;<>$`'"\\]/, `${line}: start() runs plain words only`);
+  const [command = "", ...args] = line.split(/\s+/);
+  const child = spawn(command, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let text = "";
   child.stdout?.on("data", (chunk: Buffer) => (text += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (text += chunk.toString()));
   return { child, output: () => text };
 }
 
-function ctrlC(child: ChildProcess): Promise<number | null> {
+function running(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/**
+ * Ctrl-C: SIGINT to the whole process group, as a terminal sends it; resolves when the job has ended. make
+ * itself dies of the signal (as it does in a terminal), so what the job did is read from its output.
+ */
+function ctrlC(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
-    child.once("close", (code) => resolve(code));
+    if (!running(child)) return resolve();
+    child.once("close", () => resolve());
     if (child.pid !== undefined) process.kill(-child.pid, "SIGINT");
   });
+}
+
+/** Processes whose command line names `text` (a work folder), other than this test's own. */
+async function processesNaming(text: string): Promise<string[]> {
+  const run = await sh(`pgrep -af -- ${JSON.stringify(text)} || true`);
+  return run.stdout.split("\n").filter((l) => l.trim() !== "" && !l.includes("pgrep"));
 }
 
 function show(title: string, text: string): void {
@@ -105,8 +125,10 @@ describe("README commands", () => {
   test("make help lists the targets", async () => {
     const run = await sh("make help");
     assert.equal(run.code, 0, run.stderr);
-    for (const target of ["demo", "test", "cluster-up", "bench", "build", "lint"])
-      assert.match(run.stdout, new RegExp(`\\b${target}\\b`));
+    const targets = [...stripColours(run.stdout).matchAll(/^ {2}(\S+)\s{2,}\S/gm)].map((m) => m[1]);
+    for (const target of ["demo", "test", "test-docs", "cluster-up", "bench", "build", "lint"]) {
+      assert.ok(targets.includes(target), `${target} missing from make help: ${targets.join(" ")}`);
+    }
   });
 
   test("node dist/src/main.js --help prints the flags and exits 0", async () => {
@@ -121,12 +143,15 @@ describe("README commands", () => {
     assert.equal(run.code, 0, `make demo exited ${run.code}`);
     assert.match(run.stdout, /the story ended as it should/);
     assert.match(run.stdout, /nothing is left running/);
-    assert.doesNotMatch(run.stdout, /✘/, "a check of the verdict failed");
+    const verdict = verdictLines(run.stdout);
+    assert.ok(verdict.length >= 5 && verdict.every((l) => l.startsWith("✔")), verdict.join("\n"));
   });
 
   for (const profile of ["api", "cluster"] as const) {
     test(`make cluster-up PROFILE=${profile}: prints a KUBECONFIG that works, Ctrl-C stops it`, async () => {
-      const line = commands.find((c) => c.startsWith("make cluster-up"))?.replace("api|cluster", profile) ?? "";
+      // PROFILE=cluster is the default: that case runs the bare command.
+      const line = profile === "cluster" ? "make cluster-up" : `make cluster-up PROFILE=${profile}`;
+      assert.ok(commands.some((c) => c.startsWith("make cluster-up")));
       const up = start(line);
       const exported = await waitFor(
         "export KUBECONFIG=",
@@ -136,7 +161,10 @@ describe("README commands", () => {
       const kubectl = await kubectlPath();
       const run = await sh(`${kubectl} get --raw /readyz`, { ...process.env, KUBECONFIG: exported });
       assert.equal(run.stdout.trim(), "ok", run.stderr);
-      assert.equal(await ctrlC(up.child), 0);
+      await ctrlC(up.child);
+      const workDir = dirname(exported);
+      assert.deepEqual(await processesNaming(workDir), [], "Ctrl-C stops every component");
+      assert.ok(!existsSync(workDir), "and removes the work folder");
     });
   }
 
@@ -152,7 +180,7 @@ describe("README commands", () => {
 describe("make demo ARGS=--keep, then the README's one-liners against the demo's app", () => {
   let demo: ReturnType<typeof start> | undefined;
   after(async () => {
-    if (demo !== undefined && demo.child.exitCode === null) await ctrlC(demo.child);
+    if (demo !== undefined) await ctrlC(demo.child);
   });
 
   test("the Using-it commands do what the README says, and Ctrl-C leaves nothing running", async () => {
@@ -231,12 +259,30 @@ describe("make demo ARGS=--keep, then the README's one-liners against the demo's
     const install = await run(using("kubectl kustomize config/default"));
     assert.match(install, /customresourcedefinition.apiextensions.k8s.io\/canaryapps.canaryapp.io serverside-applied/);
 
-    const code = await ctrlC(demo.child);
-    show("make demo ARGS=--keep (after Ctrl-C)", demo.output().split("\n").slice(-6).join("\n"));
-    assert.equal(code, 0, "the demo ends with its story's verdict after Ctrl-C");
-    assert.match(demo.output(), /nothing is left running/);
+    await ctrlC(demo.child);
+    const output = demo.output();
+    show("make demo ARGS=--keep (after Ctrl-C)", output.split("\n").slice(-6).join("\n"));
+    assert.match(output, /the story ended as it should/);
+    assert.ok(verdictLines(output).every((l) => l.startsWith("✔")));
+    assert.match(output, /nothing is left running/);
+    const workDir = dirname(/controller log kept: (\S+)/.exec(output)?.[1] ?? "/nonexistent/x");
+    assert.deepEqual(await processesNaming(workDir), [], "nothing the demo started is left running");
   });
 });
+
+/** The ✔/✘ lines of the demo's closing verdict. */
+function verdictLines(output: string): string[] {
+  const end = stripColours(output).split("── the end")[1] ?? "";
+  return end
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith("✔") || l.startsWith("✘"));
+}
+
+function stripColours(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, "");
+}
 
 async function kubectlPath(): Promise<string> {
   const { resolveToolchain } = await import("../../e2e/cluster/toolchain.js");
