@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { alreadyApplied, APPLIED_HASH_ANNOTATION, isSubset, stableJson, withAppliedHash } from "./compare.js";
+import {
+  alreadyApplied,
+  APPLIED_HASH_ANNOTATION,
+  isSubset,
+  stableJson,
+  withAppliedHash,
+  quantityValue,
+  sameQuantity,
+} from "./compare.js";
 
 describe("isSubset", () => {
   test("server defaults and other fields do not count", () => {
@@ -54,5 +62,62 @@ describe("applied hash", () => {
     const copy = structuredClone(desired);
     withAppliedHash(desired);
     assert.deepEqual(desired, copy);
+  });
+});
+
+describe("comparing in the API server's canonical form", () => {
+  test("quantities compare by value, in every notation the API server accepts", () => {
+    const same: [unknown, unknown][] = [
+      [1, "1"],
+      ["0.5", "500m"],
+      ["1024Mi", "1Gi"],
+      ["1.5Gi", "1536Mi"],
+      ["1e3", "1k"],
+      ["2000m", "2"],
+      [0.1, "100m"],
+    ];
+    for (const [a, b] of same) assert.ok(sameQuantity(a, b), `${String(a)} = ${String(b)}`);
+    const different: [unknown, unknown][] = [
+      ["1", "1Ki"],
+      ["500m", "5"],
+      ["1Gi", "1G"],
+      ["abc", "abc"],
+      ["1", undefined],
+    ];
+    for (const [a, b] of different) assert.ok(!sameQuantity(a, b), `${String(a)} ≠ ${String(b)}`);
+    assert.equal(quantityValue("1.5Gi"), 1.5 * 2 ** 30);
+    assert.equal(quantityValue("12x"), undefined);
+  });
+
+  test("a listed Deployment (no apiVersion/kind, canonical quantities) counts as applied", () => {
+    const desired = {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "a-primary", annotations: { "canaryapp.io/applied-hash": "h" } },
+      spec: {
+        template: {
+          spec: { containers: [{ name: "app", resources: { requests: { cpu: 1, memory: "1024Mi" } } }] },
+        },
+      },
+    };
+    const listed = {
+      metadata: { name: "a-primary", annotations: { "canaryapp.io/applied-hash": "h" }, uid: "u" },
+      spec: {
+        replicas: 2,
+        template: {
+          spec: { containers: [{ name: "app", resources: { requests: { cpu: "1", memory: "1Gi" } } }] },
+        },
+      },
+    };
+    assert.ok(alreadyApplied(desired, listed));
+    const changed = structuredClone(listed);
+    const container = changed.spec.template.spec.containers[0];
+    if (container) container.resources.requests.cpu = "2";
+    assert.ok(!alreadyApplied(desired, changed), "a different quantity is a change");
+  });
+
+  test("only values under resources.requests/limits are read as quantities", () => {
+    assert.ok(!isSubset({ spec: { replicas: 1 } }, { spec: { replicas: "1" } }));
+    assert.ok(!isSubset({ metadata: { labels: { v: "1k" } } }, { metadata: { labels: { v: "1000" } } }));
   });
 });

@@ -27,23 +27,86 @@ export function withAppliedHash<T extends WithMeta>(desired: T): T {
 /**
  * True when the object in the cluster already says everything the desired one says (the server may add
  * defaults and other managers' fields; those do not count) and was last applied from the same content.
+ *
+ * The kind is known from the cache the object came from, so `apiVersion`/`kind` are not compared: items of a
+ * built-in list carry neither, and a restarted controller must not re-apply everything it listed. Resource
+ * quantities compare by value, as the API server rewrites them (`cpu: 1` → "1", "0.5" → "500m").
  */
 export function alreadyApplied(desired: WithMeta, actual: unknown): boolean {
   if (actual === undefined || actual === null) return false;
-  return isSubset(desired, actual);
+  const {
+    apiVersion: _apiVersion,
+    kind: _kind,
+    ...content
+  } = desired as WithMeta & {
+    apiVersion?: unknown;
+    kind?: unknown;
+  };
+  return isSubset(content, actual);
 }
 
-/** Every value in `want` is present and equal in `have`; arrays must match element by element. */
-export function isSubset(want: unknown, have: unknown): boolean {
+/**
+ * Every value in `want` is present and equal in `have`; arrays must match element by element. Values under
+ * `resources.requests` and `resources.limits` are quantities and compare by value.
+ */
+export function isSubset(want: unknown, have: unknown, path: readonly string[] = []): boolean {
   if (Array.isArray(want)) {
-    return Array.isArray(have) && want.length === have.length && want.every((w, i) => isSubset(w, have[i]));
+    return (
+      Array.isArray(have) && want.length === have.length && want.every((w, i) => isSubset(w, have[i], [...path, "[]"]))
+    );
   }
   if (want !== null && typeof want === "object") {
     if (have === null || typeof have !== "object" || Array.isArray(have)) return false;
     const record = have as Record<string, unknown>;
-    return Object.entries(want).every(([key, value]) => value === undefined || isSubset(value, record[key]));
+    return Object.entries(want).every(
+      ([key, value]) => value === undefined || isSubset(value, record[key], [...path, key]),
+    );
   }
-  return want === have;
+  if (want === have) return true;
+  return isQuantityPath(path) && sameQuantity(want, have);
+}
+
+function isQuantityPath(path: readonly string[]): boolean {
+  const section = path.at(-2);
+  return path.at(-3) === "resources" && (section === "requests" || section === "limits");
+}
+
+const SUFFIXES: Record<string, number> = {
+  "": 1,
+  n: 1e-9,
+  u: 1e-6,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  P: 1e15,
+  E: 1e18,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+  Pi: 2 ** 50,
+  Ei: 2 ** 60,
+};
+
+/** The value of a Kubernetes resource quantity ("500m", "1.5Gi", "1e3", 2), or undefined if it is none. */
+export function quantityValue(quantity: unknown): number | undefined {
+  if (typeof quantity === "number") return Number.isFinite(quantity) ? quantity : undefined;
+  if (typeof quantity !== "string") return undefined;
+  const match = /^([+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$/.exec(quantity);
+  if (match === null) return undefined;
+  const [, number = "", exponent, suffix = ""] = match;
+  const scale = exponent !== undefined ? 10 ** Number(exponent) : SUFFIXES[suffix];
+  return scale === undefined ? undefined : Number(number) * scale;
+}
+
+/** Equal quantities, whatever their notation (the API server keeps milli-precision). */
+export function sameQuantity(a: unknown, b: unknown): boolean {
+  const x = quantityValue(a);
+  const y = quantityValue(b);
+  if (x === undefined || y === undefined) return false;
+  return Math.abs(x - y) <= Math.max(Math.abs(x), Math.abs(y)) * 1e-12;
 }
 
 /** JSON with object keys sorted, so equal content always hashes the same. */
