@@ -4,13 +4,13 @@ import type { PlannedEvent, QueryOutcome } from "../rollout/types.js";
 import type { ChildObject, ChildRef } from "../resources/children.js";
 
 /** Read access to one informer cache. Objects returned must not be mutated. */
-export interface ObjectCache {
-  get(namespace: string, name: string): unknown;
+export interface ObjectCache<T = unknown> {
+  get(namespace: string, name: string): T | undefined;
 }
 
 /** The caches a reconcile observes: everything it reads comes from here, never from the API server. */
 export interface Caches {
-  canaryApps: ObjectCache;
+  canaryApps: ObjectCache<CanaryApp>;
   deployments: ObjectCache;
   services: ObjectCache;
   destinationRules: ObjectCache;
