@@ -4,6 +4,7 @@ import { appRef, childNames } from "../resources/meta.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { DeploymentObservation, Observation } from "../rollout/types.js";
 import type { Caches } from "./ports.js";
+import { childCache } from "./ports.js";
 
 interface DeploymentLike {
   metadata?: { generation?: number };
@@ -42,8 +43,8 @@ export function observe(app: CanaryApp, caches: Caches, router: TrafficRouter): 
   const { name, namespace } = appRef(app);
   const names = childNames(name);
   return {
-    primary: observeDeployment(caches.deployments.get(namespace, names.primary)),
-    secondary: observeDeployment(caches.deployments.get(namespace, names.secondary)),
-    routedWeights: router.routedWeights(caches.virtualServices.get(namespace, names.virtualService)),
+    primary: observeDeployment(childCache(caches, "Deployment").get(namespace, names.primary)),
+    secondary: observeDeployment(childCache(caches, "Deployment").get(namespace, names.secondary)),
+    routedWeights: router.routedWeights(childCache(caches, "VirtualService").get(namespace, names.virtualService)),
   };
 }

@@ -11,10 +11,15 @@ export interface ObjectCache<T = unknown> {
 /** The caches a reconcile observes: everything it reads comes from here, never from the API server. */
 export interface Caches {
   canaryApps: ObjectCache<CanaryApp>;
-  deployments: ObjectCache;
-  services: ObjectCache;
-  destinationRules: ObjectCache;
-  virtualServices: ObjectCache;
+  /** The children's caches by kind ("Deployment", "VirtualService"...), one a kind the controller applies. */
+  children: ReadonlyMap<string, ObjectCache>;
+}
+
+/** The cache of one kind of child; a kind without one is a wiring mistake. */
+export function childCache(caches: Caches, kind: string): ObjectCache {
+  const cache = caches.children.get(kind);
+  if (cache === undefined) throw new Error(`no cache for child kind ${kind}`);
+  return cache;
 }
 
 /** The writes a reconcile makes. */

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Clock } from "../api/clock.js";
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import { splitKey } from "../controller/keys.js";
@@ -13,6 +14,7 @@ import type { Plan, PlannedEvent } from "../rollout/types.js";
 import { runAnalysis } from "./analysis.js";
 import { observe } from "./observe.js";
 import type { Caches, ClusterWriter, EventSink, QueryRunner, ReconcileObserver } from "./ports.js";
+import { childCache } from "./ports.js";
 
 export interface ReconcilerDeps {
   caches: Caches;
@@ -22,7 +24,7 @@ export interface ReconcilerDeps {
   router: TrafficRouter;
   observer: ReconcileObserver;
   log: Logger;
-  now: () => Date;
+  clock: Clock;
 }
 
 export interface ReconcileResult {
@@ -55,7 +57,7 @@ export class CanaryReconciler {
     const app = this.read(key);
     if (app === undefined) return {};
     const log = this.deps.log.child({ canaryapp: key, generation: app.metadata.generation });
-    const now = this.deps.now();
+    const now = new Date(this.deps.clock.now());
     const planning = startPlan({ app, observed: observe(app, this.deps.caches, this.deps.router), now });
     if (planning.kind === "invalid") {
       await this.record(app, planning.plan, key, log);
@@ -155,7 +157,7 @@ export class CanaryReconciler {
     const desired = desiredChildren(app, spec, result, this.deps.router);
     for (const child of desired.apply) {
       const hashed = withAppliedHash(child);
-      const existing = this.cacheFor(child.kind).get(child.metadata.namespace, child.metadata.name);
+      const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);
       if (alreadyApplied(hashed, existing)) continue;
       await this.deps.writer.apply(hashed);
       const action = existing ? "Updated" : "Created";
@@ -167,26 +169,10 @@ export class CanaryReconciler {
       );
     }
     for (const ref of desired.remove) {
-      if (!this.cacheFor(ref.kind).get(ref.namespace, ref.name)) continue;
+      if (!childCache(this.deps.caches, ref.kind).get(ref.namespace, ref.name)) continue;
       await this.deps.writer.remove(ref);
       log.info({ kind: ref.kind, child: ref.name }, "deleted child");
       await this.emit(app, { type: "Normal", reason: "Deleted", message: `Deleted ${ref.kind} ${ref.name}` }, log);
-    }
-  }
-
-  private cacheFor(kind: string) {
-    const { caches } = this.deps;
-    switch (kind) {
-      case "Deployment":
-        return caches.deployments;
-      case "Service":
-        return caches.services;
-      case "DestinationRule":
-        return caches.destinationRules;
-      case "VirtualService":
-        return caches.virtualServices;
-      default:
-        throw new Error(`no cache for child kind ${kind}`);
     }
   }
 
