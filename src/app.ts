@@ -20,6 +20,7 @@ import { CANARY_APPS, CHILD_KINDS } from "./kube/kinds.js";
 import { createQueryRunner } from "./metrics/query-runner.js";
 import { istioRouter } from "./router/istio.js";
 import type { ControllerMetrics } from "./server/metrics.js";
+import { deploymentTarget } from "./workload/deployment.js";
 
 /** A running controller process (minus the HTTP server and signal handling, which main.ts adds). */
 export interface RunningController {
@@ -76,6 +77,7 @@ export function startController({
       secretReader(clients),
     ),
     router: istioRouter,
+    workload: deploymentTarget,
     observer,
     log,
     clock,

@@ -7,6 +7,7 @@ import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import { desiredChildren } from "../resources/children.js";
 import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
+import type { WorkloadTarget } from "../workload/workload.js";
 import type { Planning } from "../rollout/planner.js";
 import { startPlan } from "../rollout/planner.js";
 import { childrenApplied, statusEqual } from "../rollout/reported.js";
@@ -22,6 +23,7 @@ export interface ReconcilerDeps {
   events: EventSink;
   runQueries: QueryRunner;
   router: TrafficRouter;
+  workload: WorkloadTarget;
   observer: ReconcileObserver;
   log: Logger;
   clock: Clock;
@@ -58,7 +60,11 @@ export class CanaryReconciler {
     if (app === undefined) return {};
     const log = this.deps.log.child({ canaryapp: key, generation: app.metadata.generation });
     const now = new Date(this.deps.clock.now());
-    const planning = startPlan({ app, observed: observe(app, this.deps.caches, this.deps.router), now });
+    const planning = startPlan({
+      app,
+      observed: observe(app, this.deps.caches, this.deps.router, this.deps.workload),
+      now,
+    });
     if (planning.kind === "invalid") {
       await this.record(app, planning.plan, key, log);
       return this.finish(app);
@@ -154,7 +160,7 @@ export class CanaryReconciler {
   }
 
   private async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<void> {
-    const desired = desiredChildren(app, spec, result, this.deps.router);
+    const desired = desiredChildren(app, spec, result, this.deps.router, this.deps.workload);
     for (const child of desired.apply) {
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);

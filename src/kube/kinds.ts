@@ -5,7 +5,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { CanaryApp } from "../api/types.js";
 import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
-import { ISTIO_NETWORKING } from "../resources/istio.js";
+import { ISTIO_NETWORKING } from "../router/istio.js";
 import type { KubeClients } from "./client.js";
 
 /** A list response, as an informer loads it. */
