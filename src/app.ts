@@ -17,7 +17,8 @@ import { clusterWriter, eventSink, secretReader } from "./kube/cluster.js";
 import { EventRecorder, eventClientFor } from "./kube/events.js";
 import type { KindInfo } from "./kube/kinds.js";
 import { CANARY_APPS, CHILD_KINDS } from "./kube/kinds.js";
-import { createQueryRunner } from "./metrics/query-runner.js";
+import { ProviderPool } from "./metrics/factory.js";
+import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
 import { istioRouter } from "./router/istio.js";
 import type { ControllerMetrics } from "./server/metrics.js";
 import { deploymentTarget } from "./workload/deployment.js";
@@ -72,10 +73,11 @@ export function startController({
     caches,
     writer: clusterWriter(clients, wrote),
     events: eventSink(new EventRecorder({ client: eventClientFor(clients.core), log }), wrote),
-    runQueries: createQueryRunner(
-      { prometheusURL: config.defaultPrometheusURL, log: log.child({ component: "prometheus" }) },
-      secretReader(clients),
-    ),
+    analysis: prometheusAnalysis({
+      defaults: { prometheusURL: config.defaultPrometheusURL, log: log.child({ component: "prometheus" }) },
+      readSecret: secretReader(clients),
+      pool: new ProviderPool(),
+    }),
     router: istioRouter,
     workload: deploymentTarget,
     observer,

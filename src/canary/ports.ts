@@ -1,6 +1,5 @@
 import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
-import type { ResolvedSpec } from "../api/defaults.js";
-import type { PlannedEvent, QueryOutcome } from "../rollout/types.js";
+import type { PlannedEvent } from "../rollout/types.js";
 import type { ChildObject, ChildRef } from "../resources/children.js";
 
 /** Read access to one informer cache. Objects returned must not be mutated. */
@@ -40,9 +39,6 @@ export interface ClusterWriter {
 export interface EventSink {
   record(app: CanaryApp, event: PlannedEvent): Promise<void>;
 }
-
-/** Runs rendered PromQL queries for an app (its own Prometheus URL, auth and timeout), in order. */
-export type QueryRunner = (app: CanaryApp, spec: ResolvedSpec, queries: string[]) => Promise<QueryOutcome[]>;
 
 /** What the reconciler reports for metrics, after every reconcile of a live app and once when it is gone. */
 export interface ReconcileObserver {

@@ -4,6 +4,7 @@ import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import { splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
+import type { AnalysisProvider } from "../metrics/analysis-provider.js";
 import { desiredChildren } from "../resources/children.js";
 import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
@@ -14,14 +15,14 @@ import { childrenApplied, statusEqual } from "../rollout/reported.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
 import { runAnalysis } from "./analysis.js";
 import { observe } from "./observe.js";
-import type { Caches, ClusterWriter, EventSink, QueryRunner, ReconcileObserver } from "./ports.js";
+import type { Caches, ClusterWriter, EventSink, ReconcileObserver } from "./ports.js";
 import { childCache } from "./ports.js";
 
 export interface ReconcilerDeps {
   caches: Caches;
   writer: ClusterWriter;
   events: EventSink;
-  runQueries: QueryRunner;
+  analysis: AnalysisProvider;
   router: TrafficRouter;
   workload: WorkloadTarget;
   observer: ReconcileObserver;
@@ -101,7 +102,7 @@ export class CanaryReconciler {
     planning: Extract<Planning, { kind: "analysisDue" }>,
     log: Logger,
   ): Promise<MetricResult[]> {
-    const analysis = await runAnalysis(app, planning.spec, planning.checks, this.deps.runQueries);
+    const analysis = await runAnalysis(app, planning.checks, this.deps.analysis);
     this.deps.observer.analysisRan(
       app,
       analysis.every((m) => m.passed),
