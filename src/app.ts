@@ -1,26 +1,27 @@
-import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import type { CanaryApp } from "./api/types.js";
-import { GROUP, LABELS, MANAGED_BY_VALUE, PLURAL, VERSION } from "./api/types.js";
+import type { Clock } from "./api/clock.js";
+import { systemClock } from "./api/clock.js";
+import { LABELS, MANAGED_BY_VALUE } from "./api/types.js";
 import type { ReconcileObserver } from "./canary/ports.js";
 import { CanaryReconciler } from "./canary/reconciler.js";
 import type { Config } from "./config.js";
 import { Controller } from "./controller/controller.js";
-import type { Informer, ObjectList, ObjectWithMeta, ResourceType } from "./controller/informer.js";
+import type { Informer, ObjectWithMeta } from "./controller/informer.js";
 import { createInformer } from "./controller/informer.js";
 import { keyFromLabel, objectKey } from "./controller/keys.js";
-import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
 import type { StopReason } from "./controller/leader-election.js";
-import { deleteIfExists, patchMetadataAnnotations, patchStatus, serverSideApply } from "./kube/apply.js";
-import type { KubeClients } from "./kube/client.js";
+import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
 import { createClients, loadKubeConfig } from "./kube/client.js";
+import type { WriteObserver } from "./kube/cluster.js";
+import { clusterWriter, eventSink, secretReader } from "./kube/cluster.js";
 import { EventRecorder, eventClientFor } from "./kube/events.js";
-import { createQueryRunner } from "./metrics/query-runner.js";
-import type { SecretData } from "./metrics/factory.js";
-import { isNotFound } from "./kube/errors.js";
-import { ISTIO_NETWORKING } from "./resources/istio.js";
+import type { KindInfo } from "./kube/kinds.js";
+import { CANARY_APPS, CHILD_KINDS } from "./kube/kinds.js";
+import { ProviderPool } from "./metrics/factory.js";
+import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
 import { istioRouter } from "./router/istio.js";
 import type { ControllerMetrics } from "./server/metrics.js";
+import { deploymentTarget } from "./workload/deployment.js";
 
 /** A running controller process (minus the HTTP server and signal handling, which main.ts adds). */
 export interface RunningController {
@@ -39,17 +40,8 @@ export interface StartOptions {
   observer: ReconcileObserver;
   /** Receives reconcile durations and the queue depth. */
   metrics?: ControllerMetrics;
-  now?: () => Date;
+  clock?: Clock;
 }
-
-/** Kinds the controller reads through informers. Children are watched only when labelled as ours. */
-const RESOURCES = {
-  canaryApps: { group: GROUP, version: VERSION, plural: PLURAL },
-  deployments: { group: "apps", version: "v1", plural: "deployments" },
-  services: { group: "", version: "v1", plural: "services" },
-  destinationRules: { ...ISTIO_NETWORKING, plural: "destinationrules" },
-  virtualServices: { ...ISTIO_NETWORKING, plural: "virtualservices" },
-} as const satisfies Record<string, ResourceType>;
 
 const CHILD_SELECTOR = `${LABELS.managedBy}=${MANAGED_BY_VALUE}`;
 
@@ -59,81 +51,38 @@ export function startController({
   log,
   observer,
   metrics,
-  now = () => new Date(),
+  clock = systemClock,
 }: StartOptions): RunningController {
   const clients = createClients(loadKubeConfig(config.kubeconfig));
-  const informer = <T extends ObjectWithMeta>(type: ResourceType, labelSelector?: string): Informer<T> =>
+  const informer = <T extends ObjectWithMeta>(kind: KindInfo<T>, labelSelector?: string): Informer<T> =>
     createInformer<T>({
-      type,
+      type: kind,
       namespaces: config.namespaces,
       labelSelector,
-      list: (args) => listObjects<T>(clients, type, args),
+      list: (args) => kind.list(clients, args),
       watcher: clients.watch,
-      log: log.child({ informer: type.plural }),
+      log: log.child({ informer: kind.plural }),
     });
 
   const caches = {
-    canaryApps: informer<CanaryApp & ObjectWithMeta>(RESOURCES.canaryApps),
-    deployments: informer(RESOURCES.deployments, CHILD_SELECTOR),
-    services: informer(RESOURCES.services, CHILD_SELECTOR),
-    destinationRules: informer(RESOURCES.destinationRules, CHILD_SELECTOR),
-    virtualServices: informer(RESOURCES.virtualServices, CHILD_SELECTOR),
+    canaryApps: informer(CANARY_APPS),
+    children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, CHILD_SELECTOR)])),
   };
-  const recorder = new EventRecorder({ client: eventClientFor(clients.core), log });
+  const wrote: WriteObserver = (kind, verb) => observer.wrote(kind, verb);
   const reconciler = new CanaryReconciler({
     caches,
-    writer: {
-      apply: async (object) => {
-        observer.wrote(object.kind, "apply");
-        await serverSideApply(clients.objects, object as KubernetesObject);
-      },
-      remove: async (ref) => {
-        observer.wrote(ref.kind, "delete");
-        await deleteIfExists(clients.objects, ref);
-      },
-      replaceStatus: async (app, status) => {
-        observer.wrote("CanaryApp", "status");
-        const { name = "", namespace = "", resourceVersion } = app.metadata;
-        const updated = (await patchStatus(
-          clients.customObjects,
-          { ...RESOURCES.canaryApps, namespace, name },
-          status,
-          {
-            previous: app.status ?? {},
-            ...(resourceVersion ? { resourceVersion } : {}),
-          },
-        )) as CanaryApp | undefined;
-        return updated?.metadata.resourceVersion;
-      },
-      removeAnnotations: async (app, keys) => {
-        observer.wrote("CanaryApp", "annotate");
-        const { name = "", namespace } = app.metadata;
-        await patchMetadataAnnotations(
-          clients.objects,
-          { apiVersion: `${GROUP}/${VERSION}`, kind: "CanaryApp", name, namespace },
-          Object.fromEntries(keys.map((k) => [k, null])),
-        );
-      },
-    },
-    events: {
-      record: (app, event) => {
-        observer.wrote("Event", "event");
-        return recorder.record(
-          { apiVersion: `${GROUP}/${VERSION}`, kind: "CanaryApp", metadata: app.metadata },
-          event.type,
-          event.reason,
-          event.message,
-        );
-      },
-    },
-    runQueries: createQueryRunner(
-      { prometheusURL: config.defaultPrometheusURL, log: log.child({ component: "prometheus" }) },
-      (namespace, name) => readSecret(clients, namespace, name),
-    ),
+    writer: clusterWriter(clients, wrote),
+    events: eventSink(new EventRecorder({ client: eventClientFor(clients.core), log }), wrote),
+    analysis: prometheusAnalysis({
+      defaults: { prometheusURL: config.defaultPrometheusURL, log: log.child({ component: "prometheus" }) },
+      readSecret: secretReader(clients),
+      pool: new ProviderPool(),
+    }),
     router: istioRouter,
+    workload: deploymentTarget,
     observer,
     log,
-    now,
+    clock,
   });
 
   const controller = new Controller({
@@ -145,9 +94,7 @@ export function startController({
   });
   metrics?.setQueueDepthSource(() => controller.queue.len());
   controller.watch(caches.canaryApps, objectKey);
-  for (const child of [caches.deployments, caches.services, caches.destinationRules, caches.virtualServices]) {
-    controller.watch(child, keyFromLabel(LABELS.app));
-  }
+  for (const child of caches.children.values()) controller.watch(child, keyFromLabel(LABELS.app));
 
   if (!config.leaderElection.enabled) {
     const done = controller.run().then((): StopReason => "shutdown");
@@ -179,45 +126,4 @@ export function startController({
     },
     done,
   };
-}
-
-async function listObjects<T>(
-  clients: KubeClients,
-  type: ResourceType,
-  { namespace, labelSelector }: { namespace?: string; labelSelector?: string },
-): Promise<ObjectList<T>> {
-  const selector = labelSelector === undefined ? {} : { labelSelector };
-  if (type.group === GROUP || type.group === ISTIO_NETWORKING.group) {
-    const ref = { group: type.group, version: type.version, plural: type.plural, ...selector };
-    const list: unknown =
-      namespace === undefined
-        ? await clients.customObjects.listClusterCustomObject(ref)
-        : await clients.customObjects.listNamespacedCustomObject({ ...ref, namespace });
-    return list as ObjectList<T>;
-  }
-  if (type.plural === "deployments") {
-    const list =
-      namespace === undefined
-        ? await clients.apps.listDeploymentForAllNamespaces(selector)
-        : await clients.apps.listNamespacedDeployment({ namespace, ...selector });
-    return list as unknown as ObjectList<T>;
-  }
-  if (type.plural === "services") {
-    const list =
-      namespace === undefined
-        ? await clients.core.listServiceForAllNamespaces(selector)
-        : await clients.core.listNamespacedService({ namespace, ...selector });
-    return list as unknown as ObjectList<T>;
-  }
-  throw new Error(`no list function for ${type.plural}`);
-}
-
-async function readSecret(clients: KubeClients, namespace: string, name: string): Promise<SecretData | null> {
-  try {
-    const secret = await clients.core.readNamespacedSecret({ namespace, name });
-    return { data: secret.data };
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
 }

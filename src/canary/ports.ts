@@ -1,20 +1,24 @@
 import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
-import type { ResolvedSpec } from "../api/defaults.js";
-import type { PlannedEvent, QueryOutcome } from "../rollout/types.js";
+import type { PlannedEvent } from "../rollout/types.js";
 import type { ChildObject, ChildRef } from "../resources/children.js";
 
 /** Read access to one informer cache. Objects returned must not be mutated. */
-export interface ObjectCache {
-  get(namespace: string, name: string): unknown;
+export interface ObjectCache<T = unknown> {
+  get(namespace: string, name: string): T | undefined;
 }
 
 /** The caches a reconcile observes: everything it reads comes from here, never from the API server. */
 export interface Caches {
-  canaryApps: ObjectCache;
-  deployments: ObjectCache;
-  services: ObjectCache;
-  destinationRules: ObjectCache;
-  virtualServices: ObjectCache;
+  canaryApps: ObjectCache<CanaryApp>;
+  /** The children's caches by kind ("Deployment", "VirtualService"...), one a kind the controller applies. */
+  children: ReadonlyMap<string, ObjectCache>;
+}
+
+/** The cache of one kind of child; a kind without one is a wiring mistake. */
+export function childCache(caches: Caches, kind: string): ObjectCache {
+  const cache = caches.children.get(kind);
+  if (cache === undefined) throw new Error(`no cache for child kind ${kind}`);
+  return cache;
 }
 
 /** The writes a reconcile makes. */
@@ -35,9 +39,6 @@ export interface ClusterWriter {
 export interface EventSink {
   record(app: CanaryApp, event: PlannedEvent): Promise<void>;
 }
-
-/** Runs rendered PromQL queries for an app (its own Prometheus URL, auth and timeout), in order. */
-export type QueryRunner = (app: CanaryApp, spec: ResolvedSpec, queries: string[]) => Promise<QueryOutcome[]>;
 
 /** What the reconciler reports for metrics, after every reconcile of a live app and once when it is gone. */
 export interface ReconcileObserver {

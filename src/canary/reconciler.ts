@@ -1,30 +1,33 @@
 import type { Logger } from "pino";
+import type { Clock } from "../api/clock.js";
 import type { ResolvedSpec } from "../api/defaults.js";
-import { withDefaults } from "../api/defaults.js";
-import { InvalidSpecError } from "../api/errors.js";
-import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
-import { CONDITION } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import { splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
-import { setCondition } from "../rollout/conditions.js";
+import type { AnalysisProvider } from "../metrics/analysis-provider.js";
 import { desiredChildren } from "../resources/children.js";
-import { alreadyApplied, stableJson, withAppliedHash } from "../resources/compare.js";
+import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
-import { analysisDue, plan } from "../rollout/planner.js";
+import type { WorkloadTarget } from "../workload/workload.js";
+import type { Planning } from "../rollout/planner.js";
+import { startPlan } from "../rollout/planner.js";
+import { childrenApplied, statusEqual } from "../rollout/reported.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
 import { runAnalysis } from "./analysis.js";
 import { observe } from "./observe.js";
-import type { Caches, ClusterWriter, EventSink, QueryRunner, ReconcileObserver } from "./ports.js";
+import type { Caches, ClusterWriter, EventSink, ReconcileObserver } from "./ports.js";
+import { childCache } from "./ports.js";
 
 export interface ReconcilerDeps {
   caches: Caches;
   writer: ClusterWriter;
   events: EventSink;
-  runQueries: QueryRunner;
+  analysis: AnalysisProvider;
   router: TrafficRouter;
+  workload: WorkloadTarget;
   observer: ReconcileObserver;
   log: Logger;
-  now: () => Date;
+  clock: Clock;
 }
 
 export interface ReconcileResult {
@@ -40,8 +43,9 @@ export class StaleStatusError extends Error {
 }
 
 /**
- * One reconcile of one CanaryApp: observe (caches, and Prometheus when a step is due) → plan (pure) →
- * persist → act.
+ * One reconcile of one CanaryApp: observe (the caches) → plan (pure; when the planner says a step's
+ * analysis is due, the checks run and the plan completes with their results) → persist → act. It decides
+ * nothing itself: every status it writes comes from the planner (rollout/).
  *
  * The status is persisted before the children are touched. The status is the rollout's only memory, so
  * it is written as intent: a controller killed between the two steps restarts from a status that already
@@ -53,52 +57,74 @@ export class CanaryReconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
   async reconcile(key: string): Promise<ReconcileResult> {
+    const app = this.read(key);
+    if (app === undefined) return {};
+    const log = this.deps.log.child({ canaryapp: key, generation: app.metadata.generation });
+    const now = new Date(this.deps.clock.now());
+    const planning = startPlan({
+      app,
+      observed: observe(app, this.deps.caches, this.deps.router, this.deps.workload),
+      now,
+    });
+    if (planning.kind === "invalid") {
+      await this.record(app, planning.plan, key, log);
+      return this.finish(app);
+    }
+    const plan = planning.kind === "ready" ? planning.plan : planning.complete(await this.analyse(app, planning, log));
+    await this.record(app, plan, key, log);
+    const rejection = await this.actOrRejection(app, planning.spec, plan, log);
+    await this.persist(app, childrenApplied(app.status ?? {}, rejection, now), key);
+    if (rejection !== undefined) {
+      // Retrying cannot help until the spec changes, and a spec change reconciles again by itself.
+      await this.emit(app, { type: "Warning", reason: "ChildRejected", message: rejection }, log);
+      return this.finish(app);
+    }
+    if (plan.removeAnnotations.length > 0) await this.deps.writer.removeAnnotations(app, plan.removeAnnotations);
+    return this.finish(app, plan.requeueAfterSeconds);
+  }
+
+  /** A copy of the cached app to reconcile, or undefined when there is nothing to do. */
+  private read(key: string): CanaryApp | undefined {
     const { namespace, name } = splitKey(key);
-    const cached = this.deps.caches.canaryApps.get(namespace, name) as CanaryApp | undefined;
+    const cached = this.deps.caches.canaryApps.get(namespace, name);
     if (!cached) {
       // Deleted: the garbage collector removes the children through their owner references.
       this.deps.observer.appRemoved(namespace, name);
-      return {};
+      return undefined;
     }
-    if (cached.metadata.deletionTimestamp) return {};
-    const app = structuredClone(cached);
-    const log = this.deps.log.child({ canaryapp: key, generation: app.metadata.generation });
-    const now = this.deps.now();
+    if (cached.metadata.deletionTimestamp) return undefined;
+    return structuredClone(cached);
+  }
 
-    let spec: ResolvedSpec;
-    let result: Plan;
-    try {
-      spec = withDefaults(app.spec);
-      const observed = observe(app, this.deps.caches, this.deps.router);
-      if (analysisDue({ app, spec, observed, now })) {
-        const analysis = await runAnalysis(app, spec, this.deps.runQueries);
-        this.deps.observer.analysisRan(
-          app,
-          analysis.every((m) => m.passed),
-        );
-        log.info({ metrics: analysis }, "analysis ran");
-        result = plan({ app, spec, observed: { ...observed, analysis }, now });
-      } else {
-        result = plan({ app, spec, observed, now });
-      }
-    } catch (error) {
-      if (error instanceof InvalidSpecError) return this.reportInvalidSpec(app, error, now, log);
-      throw error;
-    }
+  /** Runs the checks the planner asked for. */
+  private async analyse(
+    app: CanaryApp,
+    planning: Extract<Planning, { kind: "analysisDue" }>,
+    log: Logger,
+  ): Promise<MetricResult[]> {
+    const analysis = await runAnalysis(app, planning.checks, this.deps.analysis);
+    this.deps.observer.analysisRan(
+      app,
+      analysis.every((m) => m.passed),
+    );
+    log.info({ metrics: analysis }, "analysis ran");
+    return analysis;
+  }
 
-    await this.persist(app, result.status, key);
-    for (const event of result.events) await this.emit(app, event, log);
-    const rejection = await this.actOrRejection(app, spec, result, log);
-    await this.persist(app, withChildrenCondition(app.status ?? {}, rejection, now), key);
-    if (rejection) {
-      // Retrying cannot help until the spec changes, and a spec change reconciles again by itself.
-      await this.emit(app, { type: "Warning", reason: "ChildRejected", message: rejection }, log);
-      this.deps.observer.appObserved(app, app.status ?? {});
-      return {};
-    }
-    if (result.removeAnnotations.length > 0) await this.deps.writer.removeAnnotations(app, result.removeAnnotations);
-    this.deps.observer.appObserved(app, result.status);
-    return result.requeueAfterSeconds === undefined ? {} : { requeueAfterMs: result.requeueAfterSeconds * 1000 };
+  /** Persists the planned status, then tells its Events: the decision is on record before anyone hears of it. */
+  private async record(
+    app: CanaryApp,
+    plan: { status: CanaryAppStatus; events: PlannedEvent[] },
+    key: string,
+    log: Logger,
+  ): Promise<void> {
+    await this.persist(app, plan.status, key);
+    for (const event of plan.events) await this.emit(app, event, log);
+  }
+
+  private finish(app: CanaryApp, requeueAfterSeconds?: number): ReconcileResult {
+    this.deps.observer.appObserved(app, app.status ?? {});
+    return requeueAfterSeconds === undefined ? {} : { requeueAfterMs: requeueAfterSeconds * 1000 };
   }
 
   /** Writes `status` if it differs from the app's, and keeps `app` current (status, resourceVersion). */
@@ -135,10 +161,10 @@ export class CanaryReconciler {
   }
 
   private async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<void> {
-    const desired = desiredChildren(app, spec, result, this.deps.router);
+    const desired = desiredChildren(app, spec, result, this.deps.router, this.deps.workload);
     for (const child of desired.apply) {
       const hashed = withAppliedHash(child);
-      const existing = this.cacheFor(child.kind).get(child.metadata.namespace, child.metadata.name);
+      const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);
       if (alreadyApplied(hashed, existing)) continue;
       await this.deps.writer.apply(hashed);
       const action = existing ? "Updated" : "Created";
@@ -150,26 +176,10 @@ export class CanaryReconciler {
       );
     }
     for (const ref of desired.remove) {
-      if (!this.cacheFor(ref.kind).get(ref.namespace, ref.name)) continue;
+      if (!childCache(this.deps.caches, ref.kind).get(ref.namespace, ref.name)) continue;
       await this.deps.writer.remove(ref);
       log.info({ kind: ref.kind, child: ref.name }, "deleted child");
       await this.emit(app, { type: "Normal", reason: "Deleted", message: `Deleted ${ref.kind} ${ref.name}` }, log);
-    }
-  }
-
-  private cacheFor(kind: string) {
-    const { caches } = this.deps;
-    switch (kind) {
-      case "Deployment":
-        return caches.deployments;
-      case "Service":
-        return caches.services;
-      case "DestinationRule":
-        return caches.destinationRules;
-      case "VirtualService":
-        return caches.virtualServices;
-      default:
-        throw new Error(`no cache for child kind ${kind}`);
     }
   }
 
@@ -180,60 +190,4 @@ export class CanaryReconciler {
     if (event.type === "Warning") log.warn(fields, event.message);
     else log.info(fields, event.message);
   }
-
-  /** Shows the problem on the object (condition, phase, one Event per new message) and waits for a spec change. */
-  private async reportInvalidSpec(
-    app: CanaryApp,
-    error: InvalidSpecError,
-    now: Date,
-    log: Logger,
-  ): Promise<ReconcileResult> {
-    const previous = app.status ?? {};
-    const generation = app.metadata.generation === undefined ? {} : { observedGeneration: app.metadata.generation };
-    const condition = {
-      type: CONDITION.InvalidSpec,
-      status: "True" as const,
-      reason: "InvalidSpec",
-      message: error.message,
-    };
-    const status: CanaryAppStatus = {
-      ...previous,
-      phase: "Invalid",
-      message: `The spec cannot be acted on: ${error.message}`,
-      conditions: setCondition(previous.conditions, { ...condition, ...generation }, now.toISOString()),
-      ...generation,
-    };
-    if (!statusEqual(previous, status)) {
-      await this.persist(app, status, `${app.metadata.namespace}/${app.metadata.name}`);
-      await this.emit(app, { type: "Warning", reason: "InvalidSpec", message: error.message }, log);
-    }
-    this.deps.observer.appObserved(app, status);
-    return {};
-  }
-}
-
-/** The condition a rejected child sets, and that clears once every child applies again. */
-export const CHILDREN_APPLIED = "ChildrenApplied";
-
-/**
- * Sets ChildrenApplied=False with the server's message on a rejection, and back to True once children
- * apply; an app that never had a rejection carries no such condition (and costs no extra status write).
- */
-export function withChildrenCondition(
-  status: CanaryAppStatus,
-  rejection: string | undefined,
-  now: Date,
-): CanaryAppStatus {
-  const present = status.conditions?.some((c) => c.type === CHILDREN_APPLIED) ?? false;
-  if (rejection === undefined && !present) return status;
-  const update =
-    rejection === undefined
-      ? { type: CHILDREN_APPLIED, status: "True" as const, reason: "Applied", message: "every child matches the spec" }
-      : { type: CHILDREN_APPLIED, status: "False" as const, reason: "Rejected", message: rejection };
-  return { ...status, conditions: setCondition(status.conditions, update, now.toISOString()) };
-}
-
-/** Status equality by content (key order and undefined fields do not matter). */
-export function statusEqual(a: CanaryAppStatus | undefined, b: CanaryAppStatus | undefined): boolean {
-  return stableJson(a ?? {}) === stableJson(b ?? {});
 }

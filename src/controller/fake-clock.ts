@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "./clock.js";
+import type { Clock, Timer } from "../api/clock.js";
 
 interface Scheduled {
   at: number;

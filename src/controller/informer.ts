@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { KubeApiError, isGone, toError } from "../kube/errors.js";
 import { abortable } from "./abortable.js";
-import { sleep, systemClock, type Clock } from "./clock.js";
+import { sleep, systemClock, type Clock } from "../api/clock.js";
 
 /**
  * Informers: list + watch caches of one resource, with event handlers, in the manner of client-go's

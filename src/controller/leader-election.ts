@@ -4,7 +4,7 @@ import type { CoordinationV1Api, V1Lease } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { isConflict, isNotFound, toError } from "../kube/errors.js";
 import { abortable } from "./abortable.js";
-import { sleep, systemClock, type Clock } from "./clock.js";
+import { sleep, systemClock, type Clock } from "../api/clock.js";
 import {
   acquiredRecord,
   canAcquire,

@@ -1,4 +1,4 @@
-import { systemClock, type Clock, type Timer } from "./clock.js";
+import { systemClock, type Clock, type Timer } from "../api/clock.js";
 
 /** Options of a {@link WorkQueue}. */
 export interface WorkQueueOptions {

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import { systemClock, type Clock } from "../controller/clock.js";
+import { systemClock, type Clock } from "../api/clock.js";
 import { isNotFound, toError } from "./errors.js";
 
 /** The object an Event is about. */

@@ -42,11 +42,49 @@ export interface ConnectionSettings {
 
 /** Providers are few (usually one) but a rotated Secret leaves its old entry behind: keep the newest. */
 const MAX_CACHED = 64;
-const cache = new Map<string, MetricsProvider>();
 
-/** Forgets every cached provider. */
+/**
+ * The providers (one connection pool each) of a controller, by connection settings: every app with the same
+ * URL, timeout, credentials and CA shares one. The controller makes one and hands it to whatever queries.
+ */
+export class ProviderPool {
+  private readonly providers = new Map<string, MetricsProvider>();
+
+  /** The provider for these settings, made on first use; the least recently used go beyond the limit. */
+  get(settings: ConnectionSettings, defaults: ProviderDefaults): MetricsProvider {
+    const key = cacheKey(settings, defaults.retry);
+    const cached = this.providers.get(key);
+    if (cached) {
+      // Re-inserted so the map's order is least recently used first.
+      this.providers.delete(key);
+      this.providers.set(key, cached);
+      return cached;
+    }
+    const provider = new PrometheusProvider({
+      ...settings,
+      ...(defaults.retry ? { retry: defaults.retry } : {}),
+      ...(defaults.log ? { log: defaults.log } : {}),
+    });
+    this.providers.set(key, provider);
+    for (const oldest of this.providers.keys()) {
+      if (this.providers.size <= MAX_CACHED) break;
+      this.providers.delete(oldest);
+    }
+    return provider;
+  }
+
+  /** Forgets every provider. */
+  clear(): void {
+    this.providers.clear();
+  }
+}
+
+/** The pool of callers that bring none (`providerFor` and `createQueryRunner` without one). */
+const sharedPool = new ProviderPool();
+
+/** Forgets every provider of the shared pool. */
 export function clearProviderCache(): void {
-  cache.clear();
+  sharedPool.clear();
 }
 
 function appKey(app: CanaryApp): string {
@@ -130,7 +168,7 @@ function cacheKey(settings: ConnectionSettings, retry: Partial<RetryPolicy> | un
 }
 
 /**
- * The provider for `app`'s Prometheus, shared by every app with the same URL, timeout, credentials and CA.
+ * The provider for `app`'s Prometheus from `pool`, shared by every app with the same URL, timeout, credentials and CA.
  * Throws `PrometheusConfigError` when the URL is missing or malformed, or the Secret is missing or incomplete;
  * a plain `Error` (with the reader's rejection as cause) when the Secret could not be read.
  */
@@ -138,25 +176,7 @@ export async function providerFor(
   app: CanaryApp,
   defaults: ProviderDefaults,
   readSecret: SecretReader,
+  pool: ProviderPool = sharedPool,
 ): Promise<MetricsProvider> {
-  const settings = await connectionFor(app, defaults, readSecret);
-  const key = cacheKey(settings, defaults.retry);
-  const cached = cache.get(key);
-  if (cached) {
-    // Re-inserted so the map's order is least recently used first.
-    cache.delete(key);
-    cache.set(key, cached);
-    return cached;
-  }
-  const provider = new PrometheusProvider({
-    ...settings,
-    ...(defaults.retry ? { retry: defaults.retry } : {}),
-    ...(defaults.log ? { log: defaults.log } : {}),
-  });
-  cache.set(key, provider);
-  for (const oldest of cache.keys()) {
-    if (cache.size <= MAX_CACHED) break;
-    cache.delete(oldest);
-  }
-  return provider;
+  return pool.get(await connectionFor(app, defaults, readSecret), defaults);
 }

@@ -1,29 +1,19 @@
 import type { CanaryApp } from "../api/types.js";
-import { PrometheusError } from "./errors.js";
-import { providerFor, type ProviderDefaults, type SecretReader } from "./factory.js";
+import type { ProviderDefaults, ProviderPool, SecretReader } from "./factory.js";
+import { runAppQueries } from "./prometheus-analysis.js";
 import type { CheckOutcome } from "./provider.js";
-import { errorOutcome, runChecks } from "./runner.js";
 
 /** Runs an app's rendered queries against the app's own Prometheus; one outcome per query, in order. */
 export type AppQueryRunner = (app: CanaryApp, spec: unknown, queries: string[]) => Promise<CheckOutcome[]>;
 
 /**
- * The reconciler's query port: picks (or reuses) the app's provider and runs the checks. Never rejects:
- * when the connection settings cannot work (no URL, a missing Secret), every query's outcome is an error
- * with reason `PrometheusConfigInvalid` whose message names the app and the setting, so the problem shows
- * up in the analysis the user sees. A failure to read the Secret is thrown, to be retried. `spec` is accepted for the port's shape; the settings are read from `app`.
+ * The queries of an app as one function (see `runAppQueries`); `spec` is accepted for the old port's shape.
+ * The controller uses `prometheusAnalysis` (the AnalysisProvider); this stays for callers of the function.
  */
-export function createQueryRunner(defaults: ProviderDefaults, readSecret: SecretReader): AppQueryRunner {
-  return async (app, _spec, queries) => {
-    let provider;
-    try {
-      provider = await providerFor(app, defaults, readSecret);
-    } catch (err) {
-      // Anything else (the Secret could not be read) is transient: the reconcile is retried with backoff.
-      if (!(err instanceof PrometheusError)) throw err;
-      const outcome = errorOutcome(err);
-      return queries.map(() => outcome);
-    }
-    return runChecks(provider, queries);
-  };
+export function createQueryRunner(
+  defaults: ProviderDefaults,
+  readSecret: SecretReader,
+  pool?: ProviderPool,
+): AppQueryRunner {
+  return (app, _spec, queries) => runAppQueries(app, queries, { defaults, readSecret, ...(pool ? { pool } : {}) });
 }

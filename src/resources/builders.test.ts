@@ -4,8 +4,8 @@ import { withDefaults } from "../api/defaults.js";
 import { istioRouter, readIstioWeights } from "../router/istio.js";
 import type { Plan } from "../rollout/types.js";
 import { desiredChildren } from "./children.js";
-import { buildDeployment } from "./deployment.js";
-import { buildDestinationRule, buildVirtualService } from "./istio.js";
+import { buildDeployment } from "../workload/deployment.js";
+import { buildDestinationRule, buildVirtualService } from "../router/istio.js";
 import { buildService } from "./service.js";
 import { seedApp } from "./fixtures.test-helpers.js";
 

@@ -1,14 +1,14 @@
 import type { ResolvedSpec } from "../api/defaults.js";
+import { appRef, childNames } from "../api/meta.js";
 import type { CanaryApp } from "../api/types.js";
 import type { Plan } from "../rollout/types.js";
 import type { RoutingObject, TrafficRouter } from "../router/router.js";
-import type { DeploymentObject } from "./deployment.js";
-import { buildDeployment } from "./deployment.js";
-import { appRef, childNames } from "./meta.js";
+import { deploymentTarget } from "../workload/deployment.js";
+import type { WorkloadObject, WorkloadTarget } from "../workload/workload.js";
 import type { ServiceObject } from "./service.js";
 import { buildService } from "./service.js";
 
-export type ChildObject = DeploymentObject | ServiceObject | RoutingObject;
+export type ChildObject = WorkloadObject | ServiceObject | RoutingObject;
 
 /** A child the plan says must not exist. */
 export interface ChildRef {
@@ -27,7 +27,7 @@ export interface DesiredChildren {
 
 /**
  * The children a plan asks for, in an order that never routes traffic to something that does not exist
- * yet and never removes something that still gets traffic: the Service and the Deployments first, then
+ * yet and never removes something that still gets traffic: the Service and the workloads first, then
  * the routing objects with their weights, and only then the secondary's removal (the planner asks for
  * that only once the route already gives the secondary nothing).
  */
@@ -36,13 +36,14 @@ export function desiredChildren(
   spec: ResolvedSpec,
   plan: Plan,
   router: TrafficRouter,
+  workload: WorkloadTarget = deploymentTarget,
 ): DesiredChildren {
   const { name, namespace } = appRef(app);
-  const apply: ChildObject[] = [buildService(app, spec), buildDeployment(app, spec, "primary", plan.primary)];
-  if (plan.secondary) apply.push(buildDeployment(app, spec, "secondary", plan.secondary));
+  const apply: ChildObject[] = [buildService(app, spec), workload.desired(app, spec, "primary", plan.primary)];
+  if (plan.secondary) apply.push(workload.desired(app, spec, "secondary", plan.secondary));
   apply.push(...router.desired(app, spec, plan.weights));
   const remove: ChildRef[] = plan.secondary
     ? []
-    : [{ apiVersion: "apps/v1", kind: "Deployment", namespace, name: childNames(name).secondary }];
+    : [{ apiVersion: workload.apiVersion, kind: workload.kind, namespace, name: childNames(name).secondary }];
   return { apply, remove };
 }

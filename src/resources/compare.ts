@@ -1,4 +1,7 @@
 import { createHash } from "node:crypto";
+import { stableJson } from "../api/json.js";
+
+export { stableJson };
 
 /**
  * Annotation holding the hash of what the controller last applied to a child. Together with the subset
@@ -107,13 +110,4 @@ export function sameQuantity(a: unknown, b: unknown): boolean {
   const y = quantityValue(b);
   if (x === undefined || y === undefined) return false;
   return Math.abs(x - y) <= Math.max(Math.abs(x), Math.abs(y)) * 1e-12;
-}
-
-/** JSON with object keys sorted, so equal content always hashes the same. */
-export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : v,
-  );
 }

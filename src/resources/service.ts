@@ -1,8 +1,8 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp } from "../api/types.js";
 import { LABELS } from "../api/types.js";
-import type { ChildMeta } from "./meta.js";
-import { appRef, childMeta, childNames } from "./meta.js";
+import type { ChildMeta } from "../api/meta.js";
+import { appRef, childMeta, childNames } from "../api/meta.js";
 
 export interface ServiceObject {
   apiVersion: "v1";

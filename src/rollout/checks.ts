@@ -1,6 +1,6 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { BuiltinMetric } from "../api/types.js";
-import { BUILTIN_QUERIES, unknownTemplateVariables } from "./templates.js";
+import type { BuiltinMetric, CanaryApp } from "../api/types.js";
+import { BUILTIN_QUERIES, renderQuery, templateVars, unknownTemplateVariables } from "./templates.js";
 
 /**
  * How a check's query is judged:
@@ -9,8 +9,8 @@ import { BUILTIN_QUERIES, unknownTemplateVariables } from "./templates.js";
  */
 export type CheckMode = "seed" | "threshold";
 
-/** One check of an analysis: a query template (see templates.ts) and how its outcome is judged. */
-export interface AnalysisCheck {
+/** A check answered by a PromQL query template (see templates.ts), and how its outcome is judged. */
+export interface QueryCheck {
   name: string;
   mode: CheckMode;
   /** PromQL with `{{variable}}` placeholders; render it with `renderQuery` before running it. */
@@ -18,6 +18,15 @@ export interface AnalysisCheck {
   min?: number;
   max?: number;
 }
+
+/**
+ * Every kind of check an analysis runs. Today a query is the only kind; a new judge (a webhook, a
+ * comparison of primary and secondary) adds its kind to this union, and its provider beside Prometheus's.
+ */
+export type AnalysisCheck = QueryCheck;
+
+/** A check ready to run for one app: its query template rendered with the app's variables. */
+export type RenderedCheck = AnalysisCheck;
 
 /** The name under which the seed-compatible `spec.prometheusQuery` appears in status and events. */
 export const SEED_CHECK_NAME = "prometheusQuery";
@@ -85,4 +94,13 @@ export function checkProblems(spec: ResolvedSpec): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * The checks of one analysis, rendered for this app, in the order the results must come back. Throws an
+ * InvalidSpecError (TemplateError) when a template names an unknown variable.
+ */
+export function renderChecks(app: CanaryApp, spec: ResolvedSpec): RenderedCheck[] {
+  const vars = templateVars(app, spec);
+  return analysisChecks(spec).map((check) => ({ ...check, query: renderQuery(check.query, vars) }));
 }

@@ -2,9 +2,10 @@ import type { CanaryState } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, emit } from "./context.js";
+import { isTesting, promoteRefusal, promotionDue, rollbackDue } from "./decisions.js";
+import { testFacts } from "./facts.js";
 import { findFailedImage, forgetFailedImage } from "./failed-images.js";
-import { enterPromoting, isTesting, startRollback, stepLabel } from "./lifecycle.js";
-import { secondaryReady } from "./observation.js";
+import { enterPromoting, startRollback, stepLabel } from "./lifecycle.js";
 
 /*
  * The manual controls (annotations) and spec.image changes, applied to a running test before its stage
@@ -34,42 +35,43 @@ export function handleRetry(ctx: PlanContext): void {
  */
 export function handleAbort(ctx: PlanContext, canary: CanaryState): void {
   if (!ctx.requests.abort) return;
+  const rollback = rollbackDue(testFacts(ctx, canary));
   consume(ctx, ANNOTATIONS.abort);
-  if (!isTesting(canary.stage) && canary.stage !== "Promoting") return;
-  const primary = ctx.status.primaryImage ?? "the previous image";
-  const message =
-    canary.stage === "Promoting"
-      ? `aborted with the ${ANNOTATIONS.abort} annotation during promotion; the primary returns to ${primary}`
-      : `aborted with the ${ANNOTATIONS.abort} annotation`;
-  startRollback(ctx, canary, { result: "Aborted", reason: "Aborted", message });
+  if (rollback !== undefined) startRollback(ctx, canary, rollback);
 }
 
 /** `promote`: skip the remaining steps and hand the image to the primary, if the secondary proved ready. */
 export function handlePromote(ctx: PlanContext, canary: CanaryState): void {
   if (!ctx.requests.promote) return;
+  const facts = testFacts(ctx, canary);
   consume(ctx, ANNOTATIONS.promote);
-  if (canary.stage === "RollingBack") {
-    emit(ctx, "Warning", "NothingToPromote", `${canary.image} is being rolled back; nothing to promote`);
+  if (promotionDue(facts) === "PromotedManually") {
+    const message = `promoted on request (${ANNOTATIONS.promote}) at ${stepLabel(ctx, canary)}`;
+    enterPromoting(ctx, canary, "PromotedManually", message);
+    emit(ctx, "Normal", "PromotedManually", `promoting ${canary.image} to the primary: ${message}`);
     return;
   }
-  if (!isTesting(canary.stage)) return; // already promoting or promoted
-  if (canary.image !== ctx.spec.image) {
-    emit(ctx, "Warning", "PromoteRejected", `not promoting ${canary.image}: spec.image changed to ${ctx.spec.image}`);
-    return;
+  switch (promoteRefusal(facts)) {
+    case "RollingBack":
+      emit(ctx, "Warning", "NothingToPromote", `${canary.image} is being rolled back; nothing to promote`);
+      return;
+    case "SpecImageChanged":
+      emit(ctx, "Warning", "PromoteRejected", `not promoting ${canary.image}: spec.image changed to ${ctx.spec.image}`);
+      return;
+    case "SecondaryNotReady": {
+      const again = annotateCommand(ctx, ANNOTATIONS.promote, "now");
+      emit(
+        ctx,
+        "Warning",
+        "PromoteRejected",
+        `not promoting ${canary.image}: the secondary is not ready with it; once it is: ${again}`,
+      );
+      return;
+    }
+    case "NotTesting": // already promoting or promoted
+    case undefined:
+      return;
   }
-  if (!secondaryReady(ctx.observed, canary.image)) {
-    const again = annotateCommand(ctx, ANNOTATIONS.promote, "now");
-    emit(
-      ctx,
-      "Warning",
-      "PromoteRejected",
-      `not promoting ${canary.image}: the secondary is not ready with it; once it is: ${again}`,
-    );
-    return;
-  }
-  const message = `promoted on request (${ANNOTATIONS.promote}) at ${stepLabel(ctx, canary)}`;
-  enterPromoting(ctx, canary, "PromotedManually", message);
-  emit(ctx, "Normal", "PromotedManually", `promoting ${canary.image} to the primary: ${message}`);
 }
 
 /**
@@ -77,12 +79,8 @@ export function handlePromote(ctx: PlanContext, canary: CanaryState): void {
  * no failure recorded). A new test of spec.image starts once the route shows the secondary drained.
  */
 export function handleImageChange(ctx: PlanContext, canary: CanaryState): void {
-  if (!isTesting(canary.stage) || ctx.spec.image === canary.image) return;
-  const message =
-    ctx.spec.image === ctx.status.primaryImage
-      ? `spec.image is back to ${ctx.spec.image}, the primary's image; ending the test of ${canary.image}`
-      : `spec.image changed to ${ctx.spec.image}; ending the test of ${canary.image} first`;
-  startRollback(ctx, canary, { result: "Superseded", reason: "Superseded", message });
+  const rollback = rollbackDue(testFacts(ctx, canary));
+  if (rollback !== undefined) startRollback(ctx, canary, rollback);
 }
 
 /**

@@ -10,7 +10,7 @@ import type {
   MetricResult,
 } from "../api/types.js";
 import { plan } from "./planner.js";
-import type { DeploymentObservation, Observation, Plan, PlanInput, Weights } from "./types.js";
+import type { WorkloadObservation, Observation, Plan, PlanInput, Weights } from "./types.js";
 
 export const V1 = "example/app:v1";
 export const V2 = "example/app:v2";
@@ -53,7 +53,7 @@ export function makeApp(options: AppOptions = {}): CanaryApp {
   };
 }
 
-export function deployment(image: string, available = true, replicas = 1): DeploymentObservation {
+export function deployment(image: string, available = true, replicas = 1): WorkloadObservation {
   return { image, replicas, available, readyReplicas: available ? replicas : 0 };
 }
 

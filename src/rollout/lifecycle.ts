@@ -1,18 +1,10 @@
-import type { CanaryStage, CanaryState } from "../api/types.js";
+import type { CanaryState } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
+import type { TestFailure } from "./decisions.js";
+import { isEnding } from "./decisions.js";
 import { recordFailedImage } from "./failed-images.js";
 import { trafficDrained } from "./observation.js";
-
-/** The stages in which the image is still under test: they can be paused, promoted early or superseded. */
-export function isTesting(stage: CanaryStage): boolean {
-  return stage === "WaitingForSecondary" || stage === "Stepping" || stage === "AwaitingPromotion";
-}
-
-/** The ending stages: traffic returns to the primary, then the secondary goes. */
-export function isEnding(stage: CanaryStage): boolean {
-  return stage === "Finalising" || stage === "RollingBack";
-}
 
 /** "at step 3 of 5" (steps count from 1 for people), or "before the first step". */
 export function stepLabel(ctx: PlanContext, canary: CanaryState): string {
@@ -40,17 +32,8 @@ export function startTest(ctx: PlanContext): CanaryState {
   return canary;
 }
 
-/** Why a test ends without promotion. */
-export interface TestFailure {
-  result: "Failed" | "Aborted" | "Superseded";
-  reason: string;
-  message: string;
-  metric?: string;
-  value?: number;
-}
-
 /**
- * Ends a test without promoting it: all traffic to the primary, the secondary removed once the route shows
+ * Ends a test without promoting it (rollbackDue says when): all traffic to the primary, the secondary removed once the route shows
  * it carries nothing. A failure is written to failedImages now, at the decision, not when the rollback
  * completes: the reconciler persists this status before acting, so a controller killed mid-rollback
  * cannot lose it. A superseded image did not fail and is not recorded.

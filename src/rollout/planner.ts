@@ -1,21 +1,66 @@
-import type { CanaryState } from "../api/types.js";
+import type { ResolvedSpec } from "../api/defaults.js";
+import { withDefaults } from "../api/defaults.js";
+import { InvalidSpecError } from "../api/errors.js";
+import type { CanaryApp, CanaryState, MetricResult } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
+import type { RenderedCheck } from "./checks.js";
+import { renderChecks } from "./checks.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, consumed, createContext, emit, removeAnnotationCommand } from "./context.js";
 import { handleAbort, handleImageChange, handlePause, handlePromote, handleRetry } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
-import { finishIfDrained, isEnding, startTest } from "./lifecycle.js";
+import { isEnding, requeueAfterSeconds } from "./decisions.js";
+import { finishIfDrained, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning, secondaryReady } from "./observation.js";
 import { derivePhase } from "./phase.js";
-import { requeueAfterSeconds } from "./requeue.js";
 import { advanceStage, promotionOverdue } from "./stages.js";
+import type { InvalidSpecPlan } from "./reported.js";
+import { invalidSpecPlan } from "./reported.js";
 import { statusConditions } from "./status-conditions.js";
 import { secondaryWeight, splitWeights } from "./steps.js";
 import type { Observation, Plan, PlanInput } from "./types.js";
 
 /** The input of `analysisDue`: a plan's input before the checks have run. */
 export type AnalysisDueInput = Omit<PlanInput, "observed"> & { observed: Omit<Observation, "analysis"> };
+
+/** What a reconcile plans from: the app as cached, what its children show, and the time. */
+export interface ReconcileInput {
+  app: CanaryApp;
+  observed: Omit<Observation, "analysis">;
+  now: Date;
+}
+
+/**
+ * A reconcile's plan, in one phase or two: the planner says itself whether it needs the analysis first.
+ * - `invalid`: the spec cannot be acted on; record `plan.status` and touch no child.
+ * - `ready`: the plan.
+ * - `analysisDue`: run `checks` (already rendered for this app), then `complete` with one result a check,
+ *   in order, gives the plan.
+ */
+export type Planning =
+  | { kind: "invalid"; plan: InvalidSpecPlan }
+  | { kind: "ready"; spec: ResolvedSpec; plan: Plan }
+  | { kind: "analysisDue"; spec: ResolvedSpec; checks: RenderedCheck[]; complete(results: MetricResult[]): Plan };
+
+/** Plans a reconcile (see `Planning`). Pure, as `plan`. */
+export function startPlan({ app, observed, now }: ReconcileInput): Planning {
+  try {
+    const spec = withDefaults(app.spec);
+    const first = evaluate({ app, spec, observed, now });
+    if (!first.analysisWanted) return { kind: "ready", spec, plan: first.plan };
+    const checks = renderChecks(app, spec);
+    return {
+      kind: "analysisDue",
+      spec,
+      checks,
+      complete: (analysis) => plan({ app, spec, observed: { ...observed, analysis }, now }),
+    };
+  } catch (error) {
+    if (error instanceof InvalidSpecError) return { kind: "invalid", plan: invalidSpecPlan(app, error.message, now) };
+    throw error;
+  }
+}
 
 /**
  * Everything a reconcile should make true, from the CanaryApp (its status is the whole rollout state), the

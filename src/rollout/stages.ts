@@ -3,6 +3,8 @@ import type { Verdict } from "./analysis.js";
 import { describeResult, judgeAnalysis } from "./analysis.js";
 import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
+import { promotionDue, promotionGateReached, rollbackDue, stepComplete, stepDue } from "./decisions.js";
+import { progressOf, testFacts } from "./facts.js";
 import { enterFinalising, enterPromoting, finishIfDrained, startRollback } from "./lifecycle.js";
 import { primaryRunning, secondaryReady } from "./observation.js";
 import { stepWeight } from "./steps.js";
@@ -15,10 +17,9 @@ export const PROMOTION_OVERDUE = "ProgressDeadlineExceeded";
 export function advanceStage(ctx: PlanContext, canary: CanaryState): void {
   switch (canary.stage) {
     case "WaitingForSecondary":
-      return waitForSecondary(ctx, canary);
     case "Stepping":
     case "AwaitingPromotion":
-      return step(ctx, canary);
+      return progress(ctx, canary);
     case "Promoting":
       return promote(ctx, canary);
     case "Finalising":
@@ -32,130 +33,93 @@ function shiftedMessage(ctx: PlanContext, canary: CanaryState): string {
   return `shifted ${weight}% of traffic to the secondary (image ${canary.image})`;
 }
 
-function waitForSecondary(ctx: PlanContext, canary: CanaryState): void {
-  if (canary.pausedAt !== undefined) return;
-  if (secondaryReady(ctx.observed, canary.image)) {
-    // No traffic goes to an image whose analysis cannot run; InvalidSpec says why.
-    if (ctx.problems.length > 0) return;
+/**
+ * WaitingForSecondary, Stepping and AwaitingPromotion: the decisions (decisions.ts) say what is due; this
+ * applies it. A step whose analysis is due but has no results yet asks for them (`analysisWanted`).
+ */
+function progress(ctx: PlanContext, canary: CanaryState): void {
+  const evidence = progressOf(ctx, canary);
+  let facts = testFacts(ctx, canary, evidence);
+  const results = ctx.observed.analysis;
+  let verdict: Verdict | undefined;
+  if (stepComplete(facts)) {
+    if (results === undefined) {
+      ctx.analysisWanted = true;
+      return;
+    }
+    verdict = judgeAnalysis(results, ctx.spec.analysis.failWhenPrometheusFails);
+    facts = testFacts(ctx, canary, { ...evidence, verdict });
+  }
+  const start = stepDue(facts);
+  const promotion = promotionDue(facts);
+  const rollback = rollbackDue(facts);
+  const gate = promotionGateReached(facts);
+
+  if (start === "ReadinessChanged") return restartStep(ctx, canary);
+  if (verdict !== undefined && results !== undefined) {
+    canary.lastAnalysis = { time: ctx.at, passed: verdict.kind === "passed", metrics: structuredClone(results) };
+    // Whatever the verdict, the next analysis is one whole interval away.
+    canary.stepStartedAt = ctx.at;
+    tellVerdict(ctx, canary, verdict);
+  }
+  if (rollback !== undefined) return startRollback(ctx, canary, rollback);
+  if (promotion !== undefined) return promoteAfterLastStep(ctx, canary);
+  if (start === "SecondaryReady") {
     canary.stage = "Stepping";
     canary.step = 0;
     canary.stepStartedAt = ctx.at;
     emit(ctx, "Normal", "StepAdvanced", shiftedMessage(ctx, canary));
     return;
   }
-  const deadline = ctx.spec.analysis.progressDeadlineSeconds;
-  if (hasElapsed(ctx.now, canary.stepStartedAt, deadline)) {
-    startRollback(ctx, canary, {
-      result: "Failed",
-      reason: "ProgressDeadlineExceeded",
-      message: `the secondary did not become available with ${canary.image} within ${deadline}s`,
-    });
+  if (start === "AnalysisPassed") {
+    canary.step += 1;
+    emit(ctx, "Normal", "StepAdvanced", shiftedMessage(ctx, canary));
+    return;
+  }
+  if (gate) {
+    canary.stage = "AwaitingPromotion";
+    emit(
+      ctx,
+      "Normal",
+      "AwaitingPromotion",
+      `${canary.image} passed all ${ctx.spec.analysis.weights.length} steps; waiting for the promote annotation`,
+    );
   }
 }
 
-/**
- * Stepping and AwaitingPromotion. The secondary takes traffic only while it is ready, so a change of its
- * readiness restarts the step: the analysis window must cover traffic at the step's weight, and the
- * deadline for a secondary that stays not ready counts from the moment it went. The previous planned
- * weight tells whether it was ready: in these stages it is above 0 exactly when it was.
- */
-function step(ctx: PlanContext, canary: CanaryState): void {
-  const ready = secondaryReady(ctx.observed, canary.image);
-  const wasReady = (ctx.previous.weights?.secondary ?? 0) > 0;
-  if (ready !== wasReady) {
-    canary.stepStartedAt = ctx.at;
-    if (ready) {
-      emit(ctx, "Normal", "SecondaryReady", `the secondary is ready again; ${shiftedMessage(ctx, canary)}`);
-    } else {
-      const deadline = ctx.spec.analysis.progressDeadlineSeconds;
-      emit(
-        ctx,
-        "Warning",
-        "SecondaryNotReady",
-        `the secondary (${canary.image}) is not ready: it gets no traffic, and the test rolls back unless it recovers within ${deadline}s`,
-      );
-    }
-    return;
-  }
-  if (canary.pausedAt !== undefined) return;
-  if (!ready) {
-    const deadline = ctx.spec.analysis.progressDeadlineSeconds;
-    if (hasElapsed(ctx.now, canary.stepStartedAt, deadline)) {
-      startRollback(ctx, canary, {
-        result: "Failed",
-        reason: "SecondaryNotReady",
-        message: `the secondary was not ready with ${canary.image} for ${deadline}s`,
-      });
-    }
-    return;
-  }
-  if (canary.stage === "AwaitingPromotion") {
-    // The manual gate was removed from the spec while the test waited at it.
-    if (!ctx.spec.analysis.manualPromotion) promoteAfterLastStep(ctx, canary);
-    return;
-  }
-  if (ctx.problems.length > 0) return; // the checks cannot be rendered; InvalidSpec says why
-  if (!hasElapsed(ctx.now, canary.stepStartedAt, ctx.spec.analysis.intervalSeconds)) return;
-  const results = ctx.observed.analysis;
-  if (results === undefined) {
-    ctx.analysisWanted = true;
-    return;
-  }
-  const verdict = judgeAnalysis(results, ctx.spec.analysis.failWhenPrometheusFails);
-  canary.lastAnalysis = { time: ctx.at, passed: verdict.kind === "passed", metrics: structuredClone(results) };
-  // Whatever the verdict, the next analysis is one whole interval away.
+/** The secondary's readiness changed: the step begins again, and its weight follows readiness. */
+function restartStep(ctx: PlanContext, canary: CanaryState): void {
   canary.stepStartedAt = ctx.at;
-  applyVerdict(ctx, canary, verdict);
+  if (secondaryReady(ctx.observed, canary.image)) {
+    emit(ctx, "Normal", "SecondaryReady", `the secondary is ready again; ${shiftedMessage(ctx, canary)}`);
+    return;
+  }
+  const deadline = ctx.spec.analysis.progressDeadlineSeconds;
+  emit(
+    ctx,
+    "Warning",
+    "SecondaryNotReady",
+    `the secondary (${canary.image}) is not ready: it gets no traffic, and the test rolls back unless it recovers within ${deadline}s`,
+  );
 }
 
-function applyVerdict(ctx: PlanContext, canary: CanaryState, verdict: Verdict): void {
-  switch (verdict.kind) {
-    case "passed": {
-      if (canary.step + 1 < ctx.spec.analysis.weights.length) {
-        canary.step += 1;
-        emit(ctx, "Normal", "StepAdvanced", shiftedMessage(ctx, canary));
-      } else if (ctx.spec.analysis.manualPromotion) {
-        canary.stage = "AwaitingPromotion";
-        emit(
-          ctx,
-          "Normal",
-          "AwaitingPromotion",
-          `${canary.image} passed all ${ctx.spec.analysis.weights.length} steps; waiting for the promote annotation`,
-        );
-      } else {
-        promoteAfterLastStep(ctx, canary);
-      }
-      return;
-    }
-    case "failed": {
-      const threshold = ctx.spec.analysis.threshold;
-      canary.failedChecks += 1;
-      const what = describeResult(verdict.decisive);
-      emit(
-        ctx,
-        "Warning",
-        "AnalysisFailed",
-        `analysis of ${canary.image} failed (${canary.failedChecks} of ${threshold} failed checks): ${what}`,
-      );
-      if (canary.failedChecks >= threshold) {
-        startRollback(ctx, canary, {
-          result: "Failed",
-          reason: "AnalysisFailed",
-          message: what,
-          metric: verdict.decisive.name,
-          ...(verdict.decisive.value !== undefined ? { value: verdict.decisive.value } : {}),
-        });
-      }
-      return;
-    }
-    case "inconclusive":
-      emit(
-        ctx,
-        "Warning",
-        "AnalysisInconclusive",
-        `analysis of ${canary.image} was inconclusive (${verdict.message}); trying again in one interval`,
-      );
-      return;
+/** Counts a failed analysis and says what the analysis found when it did not pass. */
+function tellVerdict(ctx: PlanContext, canary: CanaryState, verdict: Verdict): void {
+  if (verdict.kind === "failed") {
+    canary.failedChecks += 1;
+    emit(
+      ctx,
+      "Warning",
+      "AnalysisFailed",
+      `analysis of ${canary.image} failed (${canary.failedChecks} of ${ctx.spec.analysis.threshold} failed checks): ${describeResult(verdict.decisive)}`,
+    );
+  } else if (verdict.kind === "inconclusive") {
+    emit(
+      ctx,
+      "Warning",
+      "AnalysisInconclusive",
+      `analysis of ${canary.image} was inconclusive (${verdict.message}); trying again in one interval`,
+    );
   }
 }
 

@@ -1,7 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
 import type { CanaryApp } from "../api/types.js";
-import { childNames } from "../resources/meta.js";
+import { childNames } from "../api/meta.js";
 
 /** The values a query template may use, as `{{name}}`. */
 export interface TemplateVars {

@@ -1,16 +1,16 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 
-/** What the reconciler saw of one Deployment (from the informer cache). */
-export interface DeploymentObservation {
+/** What the reconciler saw of one track's workload (a Deployment today), from the informer cache. */
+export interface WorkloadObservation {
   /** The image of the app container in the pod template. */
   image: string;
   /** spec.replicas */
   replicas: number;
   /**
-   * The rollout of the current template is complete and every wanted pod is available:
+   * The rollout of the current template is complete and every wanted pod is available (for a Deployment:
    * status.observedGeneration >= metadata.generation, updatedReplicas == replicas,
-   * availableReplicas >= replicas, and no old pods left (status.replicas == replicas).
+   * availableReplicas >= replicas, and no old pods left (status.replicas == replicas)).
    */
   available: boolean;
   readyReplicas: number;
@@ -30,8 +30,8 @@ export type QueryOutcome =
   | { kind: "error"; message: string };
 
 export interface Observation {
-  primary: DeploymentObservation | null;
-  secondary: DeploymentObservation | null;
+  primary: WorkloadObservation | null;
+  secondary: WorkloadObservation | null;
   /** The weights in the VirtualService as it is; null when it does not exist or has no usable route. */
   routedWeights: Weights | null;
   /**

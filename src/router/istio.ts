@@ -1,6 +1,84 @@
-import { buildDestinationRule, buildVirtualService, CANARY_ROUTE } from "../resources/istio.js";
+/**
+ * Istio as the traffic router: the DestinationRule and VirtualService that split an app's traffic between
+ * its primary and secondary (built here, pure), and the split read back from the VirtualService.
+ */
+import type { ResolvedSpec } from "../api/defaults.js";
+import type { ChildMeta } from "../api/meta.js";
+import { appRef, childMeta, childNames, serviceFqdn } from "../api/meta.js";
+import type { CanaryApp, Track } from "../api/types.js";
+import { LABELS } from "../api/types.js";
 import type { Weights } from "../rollout/types.js";
 import type { TrafficRouter } from "./router.js";
+
+export const ISTIO_NETWORKING = { group: "networking.istio.io", version: "v1" } as const;
+const ISTIO_API_VERSION = `${ISTIO_NETWORKING.group}/${ISTIO_NETWORKING.version}`;
+
+/** The name of the one HTTP route the controller owns in the VirtualService. */
+export const CANARY_ROUTE = "primary-secondary";
+
+export interface RouteDestination {
+  destination: { host: string; subset: Track; port: { number: number } };
+  weight: number;
+}
+
+export interface DestinationRuleObject {
+  apiVersion: typeof ISTIO_API_VERSION;
+  kind: "DestinationRule";
+  metadata: ChildMeta;
+  spec: { host: string; subsets: { name: Track; labels: Record<string, string> }[] };
+}
+
+export interface VirtualServiceObject {
+  apiVersion: typeof ISTIO_API_VERSION;
+  kind: "VirtualService";
+  metadata: ChildMeta;
+  spec: { hosts: string[]; gateways: string[]; http: { name: string; route: RouteDestination[] }[] };
+}
+
+/** Subsets select pods by the controller's track label, which users cannot set (the CRD forbids it). */
+export function buildDestinationRule(app: CanaryApp): DestinationRuleObject {
+  const { name, namespace } = appRef(app);
+  const subset = (track: Track) => ({ name: track, labels: { [LABELS.track]: track } });
+  return {
+    apiVersion: ISTIO_API_VERSION,
+    kind: "DestinationRule",
+    metadata: childMeta(app, childNames(name).destinationRule),
+    spec: { host: serviceFqdn(name, namespace), subsets: [subset("primary"), subset("secondary")] },
+  };
+}
+
+/**
+ * The VirtualService that splits traffic. It is bound to `mesh` so that in-mesh callers are split too
+ * (a route bound only to a gateway would leave pod-to-pod traffic on the Service's round robin), and it
+ * always lists both subsets so that a weight change is a change of two numbers, nothing else.
+ */
+export function buildVirtualService(app: CanaryApp, spec: ResolvedSpec, weights: Weights): VirtualServiceObject {
+  const { name, namespace } = appRef(app);
+  const host = serviceFqdn(name, namespace);
+  const destination = (subset: Track, weight: number): RouteDestination => ({
+    destination: { host, subset, port: { number: spec.service.port } },
+    weight,
+  });
+  return {
+    apiVersion: ISTIO_API_VERSION,
+    kind: "VirtualService",
+    metadata: childMeta(app, childNames(name).virtualService),
+    spec: {
+      hosts: unique([name, host, ...spec.service.hosts]),
+      gateways: unique(["mesh", ...spec.service.gateways]),
+      http: [
+        {
+          name: CANARY_ROUTE,
+          route: [destination("primary", weights.primary), destination("secondary", weights.secondary)],
+        },
+      ],
+    },
+  };
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
 
 interface ObservedRoute {
   name?: string;
@@ -22,6 +100,7 @@ export function readIstioWeights(virtualService: unknown): Weights | null {
 }
 
 export const istioRouter: TrafficRouter = {
+  kind: "VirtualService",
   desired: (app, spec, weights) => [buildDestinationRule(app), buildVirtualService(app, spec, weights)],
   routedWeights: readIstioWeights,
 };

@@ -14,6 +14,8 @@ export interface RoutingObject {
  * objects carry a split and read the split back from what the cluster holds; the reconciler does the I/O.
  */
 export interface TrafficRouter {
+  /** The kind of the object that carries the split, read back by `routedWeights`. */
+  readonly kind: string;
   /** The objects that route this app's traffic with these weights. */
   desired(app: CanaryApp, spec: ResolvedSpec, weights: Weights): RoutingObject[];
   /** The weights the routing object actually carries, or null when it is missing or not ours to read. */

@@ -1,7 +1,7 @@
 import { AppsV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { startPrometheus, type RunningPrometheus } from "../../e2e/prometheus.js";
 import type { AnalysisSpec, CanaryApp, CanaryAppSpec, CanaryAppStatus } from "../../src/api/types.js";
-import { childNames } from "../../src/resources/meta.js";
+import { childNames } from "../../src/api/meta.js";
 import { autoRollout, type AutoRollout } from "./auto-rollout.js";
 import { runController, type TestController } from "./controller.js";
 import { startTestExporter, TEST_METRICS, type TestExporter } from "./exporter.js";

@@ -2,9 +2,9 @@ import { AppsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client
 import { StreamWatch } from "../../src/kube/watch.js";
 import { GROUP, LABELS, PLURAL, VERSION } from "../../src/api/types.js";
 import type { CanaryApp, CanaryStage, Phase } from "../../src/api/types.js";
-import { childNames } from "../../src/resources/meta.js";
+import { childNames } from "../../src/api/meta.js";
 import { readIstioWeights } from "../../src/router/istio.js";
-import { ISTIO_NETWORKING } from "../../src/resources/istio.js";
+import { ISTIO_NETWORKING } from "../../src/router/istio.js";
 
 /** One value a rollout went through, with the time (Date.now()) the recorder saw it. */
 export interface Timed<T> {

@@ -1,5 +1,5 @@
 import { AppsV1Api, CustomObjectsApi, type KubeConfig, type V1Deployment } from "@kubernetes/client-node";
-import { ISTIO_NETWORKING } from "../../src/resources/istio.js";
+import { ISTIO_NETWORKING } from "../../src/router/istio.js";
 
 /**
  * Plays the Deployment controller of kube-controller-manager, which the api profile does not run: marks a

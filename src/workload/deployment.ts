@@ -1,8 +1,10 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, Track } from "../api/types.js";
 import { LABELS } from "../api/types.js";
-import type { ChildMeta } from "./meta.js";
-import { appRef, childLabels, childMeta, deploymentName } from "./meta.js";
+import type { ChildMeta } from "../api/meta.js";
+import { appRef, childLabels, childMeta, deploymentName } from "../api/meta.js";
+import type { WorkloadObservation } from "../rollout/types.js";
+import type { WorkloadTarget } from "./workload.js";
 
 /** The name of the app's container in both Deployments; the observer reads the image from it. */
 export const APP_CONTAINER = "app";
@@ -71,3 +73,43 @@ export function buildDeployment(
     },
   };
 }
+
+interface DeploymentLike {
+  metadata?: { generation?: number };
+  spec?: { replicas?: number; template?: { spec?: { containers?: { name?: string; image?: string }[] } } };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    readyReplicas?: number;
+  };
+}
+
+/**
+ * A Deployment counts as available only when the controller-manager has seen its latest template and
+ * every wanted pod of that template is available with no old pod left: the same test `kubectl rollout
+ * status` makes. Anything less must not receive traffic, nor be promoted onto.
+ */
+export function observeDeployment(object: unknown): WorkloadObservation | null {
+  if (!object) return null;
+  const deployment = object as DeploymentLike;
+  const replicas = deployment.spec?.replicas ?? 1;
+  const status = deployment.status ?? {};
+  const containers = deployment.spec?.template?.spec?.containers ?? [];
+  const image = (containers.find((c) => c.name === APP_CONTAINER) ?? containers[0])?.image ?? "";
+  const available =
+    (status.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 1) &&
+    (status.updatedReplicas ?? 0) >= replicas &&
+    (status.availableReplicas ?? 0) >= replicas &&
+    (status.replicas ?? 0) <= replicas;
+  return { image, replicas, available, readyReplicas: status.readyReplicas ?? 0 };
+}
+
+/** Deployments as the workload: the first WorkloadTarget. */
+export const deploymentTarget: WorkloadTarget = {
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  desired: buildDeployment,
+  observe: observeDeployment,
+};

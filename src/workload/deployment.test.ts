@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { observeDeployment } from "./observe.js";
+import { observeDeployment } from "./deployment.js";
 
 const deployment = (status: Record<string, number>, generation = 2, replicas = 2) => ({
   metadata: { generation },

@@ -1,0 +1,91 @@
+/**
+ * The reconciler's ports (canary/ports.ts) on a real API server: the writes it makes, the Events it
+ * records and the Secrets the metrics provider reads. Every write is reported to `wrote` first.
+ */
+import type { KubernetesObject } from "@kubernetes/client-node";
+import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
+import { API_VERSION, KIND } from "../api/types.js";
+import type { ObjectRef } from "./apply.js";
+import { deleteIfExists, patchMetadataAnnotations, patchStatus, serverSideApply } from "./apply.js";
+import type { KubeClients } from "./client.js";
+import { isNotFound } from "./errors.js";
+import type { EventRecorder, EventType } from "./events.js";
+import { CANARY_APPS } from "./kinds.js";
+
+/** Told of every write the controller makes (for its metrics). */
+export type WriteObserver = (kind: string, verb: "apply" | "delete" | "status" | "annotate" | "event") => void;
+
+/** Writes children and the CanaryApp's status and annotations (see ClusterWriter). */
+export function clusterWriter(clients: KubeClients, wrote: WriteObserver) {
+  return {
+    async apply(object: KubernetesObject & { kind: string }): Promise<void> {
+      wrote(object.kind, "apply");
+      await serverSideApply(clients.objects, object);
+    },
+    async remove(ref: ObjectRef): Promise<void> {
+      wrote(ref.kind, "delete");
+      await deleteIfExists(clients.objects, ref);
+    },
+    async replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<string | undefined> {
+      wrote(KIND, "status");
+      const { name = "", namespace = "", resourceVersion } = app.metadata;
+      const updated = await patchStatus(
+        clients.customObjects,
+        { group: CANARY_APPS.group, version: CANARY_APPS.version, plural: CANARY_APPS.plural, namespace, name },
+        status,
+        { previous: app.status ?? {}, ...(resourceVersion ? { resourceVersion } : {}) },
+      );
+      return resourceVersionOf(updated);
+    },
+    async removeAnnotations(app: CanaryApp, keys: string[]): Promise<void> {
+      wrote(KIND, "annotate");
+      const { name = "", namespace } = app.metadata;
+      await patchMetadataAnnotations(
+        clients.objects,
+        { apiVersion: API_VERSION, kind: KIND, name, namespace },
+        Object.fromEntries(keys.map((k) => [k, null])),
+      );
+    },
+  };
+}
+
+/** The resourceVersion of an object the API server returned, if it has one. */
+function resourceVersionOf(object: unknown): string | undefined {
+  if (typeof object !== "object" || object === null || !("metadata" in object)) return undefined;
+  const { metadata } = object;
+  if (typeof metadata !== "object" || metadata === null || !("resourceVersion" in metadata)) return undefined;
+  return typeof metadata.resourceVersion === "string" ? metadata.resourceVersion : undefined;
+}
+
+/** Records Events about CanaryApps (see EventSink). */
+export function eventSink(recorder: EventRecorder, wrote: WriteObserver) {
+  return {
+    record(app: CanaryApp, event: { type: EventType; reason: string; message: string }): Promise<void> {
+      wrote("Event", "event");
+      return recorder.record(
+        { apiVersion: API_VERSION, kind: KIND, metadata: app.metadata },
+        event.type,
+        event.reason,
+        event.message,
+      );
+    },
+  };
+}
+
+/** The part of a core/v1 Secret that is read: `data` values are base64, as the API returns them. */
+export interface SecretData {
+  data?: Record<string, string> | undefined;
+}
+
+/** Reads a Secret; resolves null when it does not exist. */
+export function secretReader(clients: KubeClients) {
+  return async (namespace: string, name: string): Promise<SecretData | null> => {
+    try {
+      const secret = await clients.core.readNamespacedSecret({ namespace, name });
+      return { data: secret.data };
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  };
+}

@@ -1,0 +1,17 @@
+/**
+ * The judge's port: whatever runs the checks of an analysis. Prometheus is the one implementation today
+ * (prometheus-analysis.ts); a webhook or a comparison of primary and secondary would be another, each
+ * running the kinds of `AnalysisCheck` (rollout/checks.ts) it knows.
+ */
+import type { CanaryApp } from "../api/types.js";
+import type { AnalysisCheck } from "../rollout/checks.js";
+import type { QueryOutcome } from "../rollout/types.js";
+
+export interface AnalysisProvider {
+  /**
+   * Runs `checks` (rendered for `app`) and resolves one raw outcome a check, in order; the planner judges
+   * them. A check that cannot be answered resolves `{ kind: "error" }`; only trouble that retrying may
+   * fix (such as a Secret that could not be read) rejects.
+   */
+  run(app: CanaryApp, checks: readonly AnalysisCheck[]): Promise<QueryOutcome[]>;
+}

@@ -1,0 +1,50 @@
+import type { CanaryApp } from "../api/types.js";
+import type { AnalysisProvider } from "./analysis-provider.js";
+import { PrometheusError } from "./errors.js";
+import type { ProviderDefaults, ProviderPool, SecretReader } from "./factory.js";
+import { providerFor } from "./factory.js";
+import type { CheckOutcome } from "./provider.js";
+import { errorOutcome, runChecks } from "./runner.js";
+
+/** What the Prometheus judge needs: the controller's defaults, a Secret reader and the connection pool. */
+export interface PrometheusAnalysisOptions {
+  defaults: ProviderDefaults;
+  readSecret: SecretReader;
+  pool?: ProviderPool;
+}
+
+/**
+ * Runs PromQL against the app's own Prometheus (its URL, auth and timeout), one outcome per query, in
+ * order. Never rejects for the connection settings: when they cannot work (no URL, a missing Secret), every
+ * query's outcome is an error with reason `PrometheusConfigInvalid` whose message names the app and the
+ * setting, so the problem shows up in the analysis the user sees. A failure to read the Secret is thrown,
+ * to be retried.
+ */
+export async function runAppQueries(
+  app: CanaryApp,
+  queries: readonly string[],
+  { defaults, readSecret, pool }: PrometheusAnalysisOptions,
+): Promise<CheckOutcome[]> {
+  let provider;
+  try {
+    provider = await providerFor(app, defaults, readSecret, pool);
+  } catch (err) {
+    // Anything else (the Secret could not be read) is transient: the reconcile is retried with backoff.
+    if (!(err instanceof PrometheusError)) throw err;
+    const outcome = errorOutcome(err);
+    return queries.map(() => outcome);
+  }
+  return runChecks(provider, queries);
+}
+
+/** Prometheus as the AnalysisProvider: every check is a PromQL query. */
+export function prometheusAnalysis(options: PrometheusAnalysisOptions): AnalysisProvider {
+  return {
+    run: (app, checks) =>
+      runAppQueries(
+        app,
+        checks.map((check) => check.query),
+        options,
+      ),
+  };
+}

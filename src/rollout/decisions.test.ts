@@ -1,0 +1,321 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { MetricResult } from "../api/types.js";
+import type { Verdict } from "./analysis.js";
+import type { Progress, TestFacts } from "./decisions.js";
+import { promoteRefusal, promotionDue, promotionGateReached, rollbackDue, stepComplete, stepDue } from "./decisions.js";
+
+/*
+ * One table per question. The baseline is a test of v2 stepping at step 1 of 5, secondary ready (and
+ * ready before), one interval passed, no request, a valid spec; each row changes what it names.
+ */
+
+const failure: MetricResult = { name: "error-rate", value: 7, passed: false, reason: "AboveMax", message: "7 > 1" };
+const PASSED: Verdict = { kind: "passed" };
+const FAILED: Verdict = { kind: "failed", decisive: failure };
+const INCONCLUSIVE: Verdict = { kind: "inconclusive", message: "prometheus down" };
+
+function facts(over: Partial<Omit<TestFacts, "progress">> = {}, progress: Partial<Progress> | null = {}): TestFacts {
+  const base: TestFacts = {
+    stage: "Stepping",
+    image: "app:v2",
+    specImage: "app:v2",
+    primaryImage: "app:v1",
+    step: 1,
+    steps: 5,
+    paused: false,
+    secondaryReady: true,
+    specValid: true,
+    manualPromotion: false,
+    abortRequested: false,
+    promoteRequested: false,
+    failedChecks: 0,
+    threshold: 1,
+    progressDeadlineSeconds: 600,
+    ...over,
+  };
+  if (progress === null) return base;
+  return {
+    ...base,
+    progress: { readinessChanged: false, deadlinePassed: false, intervalPassed: true, ...progress },
+  };
+}
+
+const last = { step: 4 };
+
+describe("stepComplete: when does a step end?", () => {
+  const cases: { name: string; f: TestFacts; want: boolean }[] = [
+    { name: "one interval at the step's weight", f: facts(), want: true },
+    { name: "before the interval", f: facts({}, { intervalPassed: false }), want: false },
+    { name: "paused", f: facts({ paused: true }), want: false },
+    { name: "secondary not ready", f: facts({ secondaryReady: false }), want: false },
+    { name: "readiness just changed (the step restarts)", f: facts({}, { readinessChanged: true }), want: false },
+    { name: "invalid spec: the checks cannot run", f: facts({ specValid: false }), want: false },
+    { name: "waiting for the secondary", f: facts({ stage: "WaitingForSecondary", step: -1 }), want: false },
+    { name: "awaiting promotion", f: facts({ stage: "AwaitingPromotion", ...last }), want: false },
+    { name: "while requests are answered (no progress yet)", f: facts({}, null), want: false },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(stepComplete(c.f), c.want));
+});
+
+describe("stepDue: when does a step begin?", () => {
+  const waiting = { stage: "WaitingForSecondary" as const, step: -1 };
+  const cases: { name: string; f: TestFacts; want: ReturnType<typeof stepDue> }[] = [
+    {
+      name: "the secondary became ready: the first step",
+      f: facts(waiting, { readinessChanged: true }),
+      want: "SecondaryReady",
+    },
+    { name: "first step, but paused", f: facts({ ...waiting, paused: true }), want: undefined },
+    { name: "first step, but the checks cannot run", f: facts({ ...waiting, specValid: false }), want: undefined },
+    { name: "first step, secondary not ready", f: facts({ ...waiting, secondaryReady: false }), want: undefined },
+    { name: "a passed step that is not the last", f: facts({}, { verdict: PASSED }), want: "AnalysisPassed" },
+    { name: "the last step passed: promotion, not a step", f: facts(last, { verdict: PASSED }), want: undefined },
+    { name: "a failed step", f: facts({}, { verdict: FAILED }), want: undefined },
+    { name: "an inconclusive step", f: facts({}, { verdict: INCONCLUSIVE }), want: undefined },
+    { name: "no verdict yet", f: facts(), want: undefined },
+    {
+      name: "readiness changed: the step restarts",
+      f: facts({}, { readinessChanged: true }),
+      want: "ReadinessChanged",
+    },
+    {
+      name: "readiness changed while paused: restarts too",
+      f: facts({ paused: true }, { readinessChanged: true }),
+      want: "ReadinessChanged",
+    },
+    {
+      name: "readiness changed awaiting promotion",
+      f: facts({ stage: "AwaitingPromotion", ...last }, { readinessChanged: true }),
+      want: "ReadinessChanged",
+    },
+    { name: "promoting", f: facts({ stage: "Promoting" }, { verdict: PASSED }), want: undefined },
+    { name: "while requests are answered", f: facts({}, null), want: undefined },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(stepDue(c.f), c.want));
+});
+
+describe("promotionDue: when does it promote?", () => {
+  const requested = { promoteRequested: true };
+  const awaiting = { stage: "AwaitingPromotion" as const, ...last };
+  const cases: { name: string; f: TestFacts; want: ReturnType<typeof promotionDue> }[] = [
+    { name: "the last step passed", f: facts(last, { verdict: PASSED }), want: "AnalysisPassed" },
+    { name: "a step that is not the last passed", f: facts({}, { verdict: PASSED }), want: undefined },
+    { name: "the last step failed", f: facts(last, { verdict: FAILED }), want: undefined },
+    { name: "the last step was inconclusive", f: facts(last, { verdict: INCONCLUSIVE }), want: undefined },
+    {
+      name: "the last step passed behind a manual gate",
+      f: facts({ ...last, manualPromotion: true }, { verdict: PASSED }),
+      want: undefined,
+    },
+    { name: "awaiting, the gate removed from the spec", f: facts(awaiting), want: "AnalysisPassed" },
+    { name: "awaiting, the gate still set", f: facts({ ...awaiting, manualPromotion: true }), want: undefined },
+    { name: "awaiting, paused", f: facts({ ...awaiting, paused: true }), want: undefined },
+    { name: "awaiting, the secondary not ready", f: facts({ ...awaiting, secondaryReady: false }), want: undefined },
+    { name: "awaiting, readiness just changed", f: facts(awaiting, { readinessChanged: true }), want: undefined },
+    { name: "requested while stepping", f: facts(requested, null), want: "PromotedManually" },
+    { name: "requested while paused", f: facts({ ...requested, paused: true }, null), want: "PromotedManually" },
+    {
+      name: "requested before the first step, the secondary ready",
+      f: facts({ ...requested, stage: "WaitingForSecondary", step: -1 }, null),
+      want: "PromotedManually",
+    },
+    {
+      name: "requested at the manual gate",
+      f: facts({ ...requested, ...awaiting, manualPromotion: true }, null),
+      want: "PromotedManually",
+    },
+    {
+      name: "requested, secondary not ready",
+      f: facts({ ...requested, secondaryReady: false }, null),
+      want: undefined,
+    },
+    { name: "requested, spec.image changed", f: facts({ ...requested, specImage: "app:v3" }, null), want: undefined },
+    { name: "requested while rolling back", f: facts({ ...requested, stage: "RollingBack" }, null), want: undefined },
+    { name: "requested while promoting", f: facts({ ...requested, stage: "Promoting" }, null), want: undefined },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(promotionDue(c.f), c.want));
+});
+
+describe("promoteRefusal: why a promote request is not followed", () => {
+  const requested = { promoteRequested: true };
+  const cases: { name: string; f: TestFacts; want: ReturnType<typeof promoteRefusal> }[] = [
+    { name: "followed", f: facts(requested, null), want: undefined },
+    { name: "no request", f: facts({}, null), want: undefined },
+    { name: "rolling back", f: facts({ ...requested, stage: "RollingBack" }, null), want: "RollingBack" },
+    { name: "promoting already", f: facts({ ...requested, stage: "Promoting" }, null), want: "NotTesting" },
+    { name: "finalising", f: facts({ ...requested, stage: "Finalising" }, null), want: "NotTesting" },
+    { name: "spec.image changed", f: facts({ ...requested, specImage: "app:v3" }, null), want: "SpecImageChanged" },
+    { name: "secondary not ready", f: facts({ ...requested, secondaryReady: false }, null), want: "SecondaryNotReady" },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(promoteRefusal(c.f), c.want));
+
+  test("a followed request is exactly one that promotionDue promotes", () => {
+    for (const c of cases) {
+      assert.equal(
+        promotionDue(c.f) === "PromotedManually",
+        c.f.promoteRequested && promoteRefusal(c.f) === undefined,
+        c.name,
+      );
+    }
+  });
+});
+
+describe("promotionGateReached: when does it wait for a person?", () => {
+  const gated = { ...last, manualPromotion: true };
+  const cases: { name: string; f: TestFacts; want: boolean }[] = [
+    { name: "the last step passed behind the gate", f: facts(gated, { verdict: PASSED }), want: true },
+    { name: "no gate", f: facts(last, { verdict: PASSED }), want: false },
+    { name: "not the last step", f: facts({ manualPromotion: true }, { verdict: PASSED }), want: false },
+    { name: "the last step failed", f: facts(gated, { verdict: FAILED }), want: false },
+    { name: "no verdict", f: facts(gated), want: false },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(promotionGateReached(c.f), c.want));
+});
+
+describe("rollbackDue: when does it roll back?", () => {
+  const waiting = { stage: "WaitingForSecondary" as const, step: -1, secondaryReady: false };
+  const notReady = { secondaryReady: false };
+  const cases: { name: string; f: TestFacts; want: string | undefined }[] = [
+    { name: "a healthy step", f: facts(), want: undefined },
+    { name: "abort while stepping", f: facts({ abortRequested: true }, null), want: "Aborted" },
+    {
+      name: "abort while waiting for the secondary",
+      f: facts({ ...waiting, abortRequested: true }, null),
+      want: "Aborted",
+    },
+    { name: "abort while promoting", f: facts({ stage: "Promoting", abortRequested: true }, null), want: "Aborted" },
+    {
+      name: "abort while finalising: too late",
+      f: facts({ stage: "Finalising", abortRequested: true }, null),
+      want: undefined,
+    },
+    {
+      name: "abort while rolling back",
+      f: facts({ stage: "RollingBack", abortRequested: true }, null),
+      want: undefined,
+    },
+    {
+      name: "abort beats a changed spec.image",
+      f: facts({ abortRequested: true, specImage: "app:v3" }, null),
+      want: "Aborted",
+    },
+    { name: "spec.image changed", f: facts({ specImage: "app:v3" }, null), want: "Superseded" },
+    { name: "spec.image back to the primary's", f: facts({ specImage: "app:v1" }, null), want: "Superseded" },
+    {
+      name: "spec.image changed, a promote request unanswered: answered first",
+      f: facts({ specImage: "app:v3", promoteRequested: true }, null),
+      want: undefined,
+    },
+    {
+      name: "spec.image changed while promoting: the tested image goes on",
+      f: facts({ stage: "Promoting", specImage: "app:v3" }, null),
+      want: undefined,
+    },
+    {
+      name: "secondary never ready within the deadline",
+      f: facts(waiting, { deadlinePassed: true }),
+      want: "ProgressDeadlineExceeded",
+    },
+    { name: "secondary not ready yet, within the deadline", f: facts(waiting), want: undefined },
+    {
+      name: "secondary not ready past the deadline, paused",
+      f: facts({ ...waiting, paused: true }, { deadlinePassed: true }),
+      want: undefined,
+    },
+    {
+      name: "stepping secondary not ready for the deadline",
+      f: facts(notReady, { deadlinePassed: true }),
+      want: "SecondaryNotReady",
+    },
+    { name: "stepping secondary not ready, within the deadline", f: facts(notReady), want: undefined },
+    {
+      name: "stepping secondary just went not ready: the deadline counts from now",
+      f: facts(notReady, { deadlinePassed: true, readinessChanged: true }),
+      want: undefined,
+    },
+    {
+      name: "awaiting promotion, secondary not ready for the deadline",
+      f: facts({ ...notReady, stage: "AwaitingPromotion", ...last }, { deadlinePassed: true }),
+      want: "SecondaryNotReady",
+    },
+    {
+      name: "paused, secondary not ready for the deadline",
+      f: facts({ ...notReady, paused: true }, { deadlinePassed: true }),
+      want: undefined,
+    },
+    { name: "a failed analysis at the threshold", f: facts({}, { verdict: FAILED }), want: "AnalysisFailed" },
+    {
+      name: "a failed analysis reaching a threshold of 3",
+      f: facts({ threshold: 3, failedChecks: 2 }, { verdict: FAILED }),
+      want: "AnalysisFailed",
+    },
+    {
+      name: "a failed analysis below the threshold",
+      f: facts({ threshold: 3, failedChecks: 1 }, { verdict: FAILED }),
+      want: undefined,
+    },
+    { name: "an inconclusive analysis", f: facts({}, { verdict: INCONCLUSIVE }), want: undefined },
+    { name: "a passed analysis", f: facts({}, { verdict: PASSED }), want: undefined },
+    {
+      name: "a failed verdict before the step is complete",
+      f: facts({}, { verdict: FAILED, intervalPassed: false }),
+      want: undefined,
+    },
+    { name: "while requests are answered, a deadline does not count", f: facts(waiting, null), want: undefined },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(rollbackDue(c.f)?.reason, c.want));
+
+  test("an analysis failure records the decisive metric and value", () => {
+    assert.deepEqual(rollbackDue(facts({}, { verdict: FAILED })), {
+      result: "Failed",
+      reason: "AnalysisFailed",
+      message: "error-rate 7 > 1",
+      metric: "error-rate",
+      value: 7,
+    });
+  });
+
+  test("a superseded test is not a failure; an aborted one is", () => {
+    assert.equal(rollbackDue(facts({ specImage: "app:v3" }, null))?.result, "Superseded");
+    assert.equal(rollbackDue(facts({ abortRequested: true }, null))?.result, "Aborted");
+  });
+
+  test("an abort during promotion says where the primary returns", () => {
+    assert.match(
+      rollbackDue(facts({ stage: "Promoting", abortRequested: true }, null))?.message ?? "",
+      /returns to app:v1/,
+    );
+  });
+});
+
+describe("the decisions never contradict each other", () => {
+  test("at most one of step, promotion, gate and rollback is due for any facts", () => {
+    const stages = ["WaitingForSecondary", "Stepping", "AwaitingPromotion", "Promoting"] as const;
+    const verdicts = [undefined, PASSED, FAILED, INCONCLUSIVE];
+    const bools = [false, true];
+    let seen = 0;
+    for (const stage of stages)
+      for (const step of [-1, 1, 4])
+        for (const verdict of verdicts)
+          for (const paused of bools)
+            for (const secondaryReady of bools)
+              for (const readinessChanged of bools)
+                for (const deadlinePassed of bools)
+                  for (const manualPromotion of bools) {
+                    const f = facts(
+                      { stage, step, paused, secondaryReady, manualPromotion },
+                      { readinessChanged, deadlinePassed, ...(verdict ? { verdict } : {}) },
+                    );
+                    const due = [
+                      stepDue(f) !== undefined,
+                      promotionDue(f) !== undefined,
+                      promotionGateReached(f),
+                      rollbackDue(f) !== undefined,
+                    ].filter(Boolean).length;
+                    assert.ok(due <= 1, JSON.stringify(f));
+                    seen += 1;
+                  }
+    assert.equal(seen, 4 * 3 * 4 * 2 ** 5);
+  });
+});

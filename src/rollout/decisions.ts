@@ -1,0 +1,296 @@
+/**
+ * The rollout's decisions, one function per question a user asks:
+ *
+ * - when does a step begin?        {@link stepDue}
+ * - when does a step end?          {@link stepComplete} (its analysis is due)
+ * - when does it promote?          {@link promotionDue} (and {@link promoteRefusal}: why a request is not followed)
+ * - when does it wait for a person? {@link promotionGateReached}
+ * - when does it roll back?        {@link rollbackDue}
+ * - when does it look again?       {@link requeueAfterSeconds}
+ *
+ * Each is pure over {@link TestFacts}, a snapshot of one test taken where the planner asks; the planner
+ * (stages.ts, controls.ts, lifecycle.ts) keeps only the effects: it moves the stage, records, emits. The
+ * tables of cases for each question are in decisions.test.ts.
+ */
+import type { ResolvedAnalysis } from "../api/defaults.js";
+import { ANNOTATIONS } from "../api/types.js";
+import type { CanaryStage, CanaryState } from "../api/types.js";
+import type { Verdict } from "./analysis.js";
+import { describeResult } from "./analysis.js";
+import { secondsUntil } from "./time.js";
+
+/** The stages in which the image is still under test: they can be paused, promoted early or superseded. */
+export function isTesting(stage: CanaryStage): boolean {
+  return stage === "WaitingForSecondary" || stage === "Stepping" || stage === "AwaitingPromotion";
+}
+
+/** The ending stages: traffic returns to the primary, then the secondary goes. */
+export function isEnding(stage: CanaryStage): boolean {
+  return stage === "Finalising" || stage === "RollingBack";
+}
+
+/** One running test as the planner sees it at the moment it asks a question. */
+export interface TestFacts {
+  stage: CanaryStage;
+  /** The image under test. */
+  image: string;
+  specImage: string;
+  /** The image the primary runs, when known (the way back of an abort during promotion). */
+  primaryImage: string | undefined;
+  /** The current step (-1 before the first). */
+  step: number;
+  /** How many steps the spec has. */
+  steps: number;
+  paused: boolean;
+  secondaryReady: boolean;
+  /** The spec's analysis can run (no InvalidSpec problem). */
+  specValid: boolean;
+  manualPromotion: boolean;
+  /** An abort annotation not yet answered in this plan. */
+  abortRequested: boolean;
+  /** A promote annotation not yet answered in this plan. */
+  promoteRequested: boolean;
+  /** Failed analyses counted so far, not counting `progress.verdict`. */
+  failedChecks: number;
+  threshold: number;
+  progressDeadlineSeconds: number;
+  /**
+   * What moving the stage on looks at. Absent while the plan is still answering requests (abort, promote,
+   * a changed spec.image): those are answered first, before pause and resume, and without evidence.
+   */
+  progress?: Progress;
+}
+
+/** The evidence a test's stage moves on: time, readiness and the analysis. */
+export interface Progress {
+  /**
+   * The secondary's readiness differs from the last plan's. The previous planned weight tells whether it
+   * was ready: while stepping it is above 0 exactly when it was.
+   */
+  readinessChanged: boolean;
+  /** The progress deadline has passed since the current step (or wait) began. */
+  deadlinePassed: boolean;
+  /** One analysis interval has passed since the current step began. */
+  intervalPassed: boolean;
+  /** The judged analysis of this step, when the step is complete and its analysis ran. */
+  verdict?: Verdict;
+}
+
+/** Why a test ends without promotion. */
+export interface TestFailure {
+  result: "Failed" | "Aborted" | "Superseded";
+  reason: string;
+  message: string;
+  metric?: string;
+  value?: number;
+}
+
+/**
+ * When does a step end? Once the secondary has carried the step's weight for one whole interval: the
+ * test is stepping, not paused, the spec's checks can run, and the secondary is (still) ready. Its
+ * analysis is then due; the verdict decides what comes next (stepDue, promotionDue, rollbackDue).
+ */
+export function stepComplete(f: TestFacts): boolean {
+  const p = f.progress;
+  return (
+    p !== undefined &&
+    f.stage === "Stepping" &&
+    !f.paused &&
+    f.specValid &&
+    f.secondaryReady &&
+    !p.readinessChanged &&
+    p.intervalPassed
+  );
+}
+
+/** How a step begins. */
+export type StepStart =
+  /** The secondary is ready: step 0 begins with the first weight. */
+  | "SecondaryReady"
+  /** The analysis of a step that is not the last passed: the next step begins. */
+  | "AnalysisPassed"
+  /** The secondary's readiness changed: the current step begins again (its weight follows readiness). */
+  | "ReadinessChanged";
+
+/**
+ * When does a step begin? When the secondary becomes ready (the first step; never while paused, nor while
+ * the checks cannot run: no traffic goes to an image that cannot be judged), when a step that is not the
+ * last passed its analysis, and again whenever the secondary's readiness changes: the analysis window must
+ * cover traffic at the step's weight, and the deadline for a secondary that stays not ready counts from
+ * the moment it went. A readiness change counts even while paused.
+ */
+export function stepDue(f: TestFacts): StepStart | undefined {
+  const p = f.progress;
+  if (p === undefined) return undefined;
+  switch (f.stage) {
+    case "WaitingForSecondary":
+      return !f.paused && f.secondaryReady && f.specValid ? "SecondaryReady" : undefined;
+    case "Stepping":
+    case "AwaitingPromotion":
+      if (p.readinessChanged) return "ReadinessChanged";
+      return stepComplete(f) && p.verdict?.kind === "passed" && f.step + 1 < f.steps ? "AnalysisPassed" : undefined;
+    case "Promoting":
+    case "Finalising":
+    case "RollingBack":
+      return undefined;
+  }
+}
+
+/** Why the tested image goes to the primary. */
+export type PromotionReason = "AnalysisPassed" | "PromotedManually";
+
+/**
+ * When does it promote?
+ * - On the promote annotation, while the image is under test (even paused, even before the first step),
+ *   still named by spec.image, and the secondary is ready with it.
+ * - When the last step passed its analysis and no manual gate is set.
+ * - When the manual gate is removed from the spec while the test waits at it (and the secondary is ready).
+ */
+export function promotionDue(f: TestFacts): PromotionReason | undefined {
+  if (f.promoteRequested) {
+    return isTesting(f.stage) && f.image === f.specImage && f.secondaryReady ? "PromotedManually" : undefined;
+  }
+  const p = f.progress;
+  if (p === undefined || f.manualPromotion) return undefined;
+  if (f.stage === "AwaitingPromotion") {
+    return !f.paused && f.secondaryReady && !p.readinessChanged ? "AnalysisPassed" : undefined;
+  }
+  return stepComplete(f) && p.verdict?.kind === "passed" && f.step + 1 >= f.steps ? "AnalysisPassed" : undefined;
+}
+
+/** Why a promote request is not followed. */
+export type PromoteRefusal =
+  /** Warned: the test is being rolled back. */
+  | "RollingBack"
+  /** Quiet: promotion began already (or is over). */
+  | "NotTesting"
+  /** Warned: spec.image names another image now. */
+  | "SpecImageChanged"
+  /** Warned: the secondary has not proved ready with the image. */
+  | "SecondaryNotReady";
+
+/** Why a promote request present now is refused, or nothing when it is followed (see promotionDue). */
+export function promoteRefusal(f: TestFacts): PromoteRefusal | undefined {
+  if (!f.promoteRequested) return undefined;
+  if (f.stage === "RollingBack") return "RollingBack";
+  if (!isTesting(f.stage)) return "NotTesting";
+  if (f.image !== f.specImage) return "SpecImageChanged";
+  if (!f.secondaryReady) return "SecondaryNotReady";
+  return undefined;
+}
+
+/** When does it wait for a person? The last step passed and the spec asks for manual promotion. */
+export function promotionGateReached(f: TestFacts): boolean {
+  return stepComplete(f) && f.progress?.verdict?.kind === "passed" && f.step + 1 >= f.steps && f.manualPromotion;
+}
+
+/**
+ * When does it roll back? In this order:
+ * 1. Aborted: the abort annotation, while under test or promoting (promotion returns the primary).
+ * 2. Superseded: spec.image no longer names the image under test (not a failure). A promote request
+ *    still unanswered is answered first, so its author learns why it was refused.
+ * Then, once the stage moves on (`progress`), never while paused:
+ * 3. ProgressDeadlineExceeded: the secondary did not become ready within the deadline.
+ * 4. SecondaryNotReady: a stepping secondary stayed not ready for the whole deadline.
+ * 5. AnalysisFailed: a step's analysis failed and the failures reach the threshold.
+ */
+export function rollbackDue(f: TestFacts): TestFailure | undefined {
+  if (f.abortRequested && (isTesting(f.stage) || f.stage === "Promoting")) {
+    const primary = f.primaryImage ?? "the previous image";
+    const message =
+      f.stage === "Promoting"
+        ? `aborted with the ${ANNOTATIONS.abort} annotation during promotion; the primary returns to ${primary}`
+        : `aborted with the ${ANNOTATIONS.abort} annotation`;
+    return { result: "Aborted", reason: "Aborted", message };
+  }
+  if (isTesting(f.stage) && f.image !== f.specImage && !f.promoteRequested) {
+    const message =
+      f.specImage === f.primaryImage
+        ? `spec.image is back to ${f.specImage}, the primary's image; ending the test of ${f.image}`
+        : `spec.image changed to ${f.specImage}; ending the test of ${f.image} first`;
+    return { result: "Superseded", reason: "Superseded", message };
+  }
+  const p = f.progress;
+  if (p === undefined || f.paused) return undefined;
+  const deadline = f.progressDeadlineSeconds;
+  if (f.stage === "WaitingForSecondary") {
+    if (f.secondaryReady || !p.deadlinePassed) return undefined;
+    return {
+      result: "Failed",
+      reason: "ProgressDeadlineExceeded",
+      message: `the secondary did not become available with ${f.image} within ${deadline}s`,
+    };
+  }
+  if ((f.stage !== "Stepping" && f.stage !== "AwaitingPromotion") || p.readinessChanged) return undefined;
+  if (!f.secondaryReady) {
+    if (!p.deadlinePassed) return undefined;
+    return {
+      result: "Failed",
+      reason: "SecondaryNotReady",
+      message: `the secondary was not ready with ${f.image} for ${deadline}s`,
+    };
+  }
+  const verdict = p.verdict;
+  if (!stepComplete(f) || verdict?.kind !== "failed" || f.failedChecks + 1 < f.threshold) return undefined;
+  return {
+    result: "Failed",
+    reason: "AnalysisFailed",
+    message: describeResult(verdict.decisive),
+    metric: verdict.decisive.name,
+    ...(verdict.decisive.value !== undefined ? { value: verdict.decisive.value } : {}),
+  };
+}
+
+/**
+ * How long to wait for the route to show the secondary drained before looking again. The reconciler has
+ * just applied the weights, so the next observation should show them; this bounds the wait should the
+ * route's update not trigger a reconcile by itself.
+ */
+export const DRAIN_POLL_SECONDS = 2;
+
+/** What the requeue is computed from. */
+export interface RequeueFacts {
+  canary: CanaryState | undefined;
+  analysis: ResolvedAnalysis;
+  secondaryReady: boolean;
+  /** The analysis cannot run (invalid spec), so no analysis is due. */
+  invalid: boolean;
+  now: Date;
+}
+
+/** The wait when something is already due but was not acted on in this plan. */
+const OVERDUE_SECONDS = 1;
+
+/**
+ * When does it look again? Seconds (to the millisecond, rounded up) until the next thing that time alone
+ * makes due (the next analysis, a progress deadline); 1 when it is already due; undefined when nothing is:
+ * at rest, and while waiting on a person or on a watched object (a Deployment's rollout, an annotation),
+ * the controller is event-driven and does not poll. Not whole seconds: a reconcile that comes 0.2 s before
+ * a step is due (another requeue, an event) must not put the step off by a whole second.
+ */
+export function requeueAfterSeconds(facts: RequeueFacts): number | undefined {
+  const { canary, analysis } = facts;
+  if (canary === undefined) return undefined;
+  const until = (seconds: number): number => {
+    const left = secondsUntil(facts.now, canary.stepStartedAt, seconds);
+    return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;
+  };
+  const paused = canary.pausedAt !== undefined;
+  switch (canary.stage) {
+    case "WaitingForSecondary":
+      return paused ? undefined : until(analysis.progressDeadlineSeconds);
+    case "Stepping":
+      if (paused) return undefined;
+      if (!facts.secondaryReady) return until(analysis.progressDeadlineSeconds);
+      return facts.invalid ? undefined : until(analysis.intervalSeconds);
+    case "AwaitingPromotion":
+      return paused || facts.secondaryReady ? undefined : until(analysis.progressDeadlineSeconds);
+    case "Promoting": {
+      const left = secondsUntil(facts.now, canary.stepStartedAt, analysis.progressDeadlineSeconds);
+      return left > 0 ? until(analysis.progressDeadlineSeconds) : undefined;
+    }
+    case "Finalising":
+    case "RollingBack":
+      return DRAIN_POLL_SECONDS;
+  }
+}

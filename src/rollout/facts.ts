@@ -1,0 +1,44 @@
+import type { CanaryState } from "../api/types.js";
+import { ANNOTATIONS } from "../api/types.js";
+import type { PlanContext } from "./context.js";
+import { consumed } from "./context.js";
+import type { Progress, TestFacts } from "./decisions.js";
+import { secondaryReady } from "./observation.js";
+import { hasElapsed } from "./time.js";
+
+/**
+ * The facts the decisions (decisions.ts) look at, as they stand now in the plan being built: requests
+ * already answered in this plan no longer count, and stage changes made so far are seen.
+ */
+export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Progress): TestFacts {
+  const { analysis } = ctx.spec;
+  return {
+    stage: canary.stage,
+    image: canary.image,
+    specImage: ctx.spec.image,
+    primaryImage: ctx.status.primaryImage,
+    step: canary.step,
+    steps: analysis.weights.length,
+    paused: canary.pausedAt !== undefined,
+    secondaryReady: secondaryReady(ctx.observed, canary.image),
+    specValid: ctx.problems.length === 0,
+    manualPromotion: analysis.manualPromotion,
+    abortRequested: ctx.requests.abort && !consumed(ctx, ANNOTATIONS.abort),
+    promoteRequested: ctx.requests.promote && !consumed(ctx, ANNOTATIONS.promote),
+    failedChecks: canary.failedChecks,
+    threshold: analysis.threshold,
+    progressDeadlineSeconds: analysis.progressDeadlineSeconds,
+    ...(progress !== undefined ? { progress } : {}),
+  };
+}
+
+/** The time and readiness evidence for moving the stage on (the verdict is added once the analysis ran). */
+export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
+  const ready = secondaryReady(ctx.observed, canary.image);
+  const wasReady = (ctx.previous.weights?.secondary ?? 0) > 0;
+  return {
+    readinessChanged: ready !== wasReady,
+    deadlinePassed: hasElapsed(ctx.now, canary.stepStartedAt, ctx.spec.analysis.progressDeadlineSeconds),
+    intervalPassed: hasElapsed(ctx.now, canary.stepStartedAt, ctx.spec.analysis.intervalSeconds),
+  };
+}
