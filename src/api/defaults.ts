@@ -17,6 +17,8 @@ export interface ResolvedSpec {
   prometheusURL: string | undefined;
   prometheus: Required<Pick<PrometheusConnection, "timeoutSeconds">> & Pick<PrometheusConnection, "secretRef">;
   analysis: ResolvedAnalysis;
+  /** Seconds the secondary is kept after the route stops sending it traffic. */
+  drainSeconds: number;
   service: Required<Pick<ServiceSpec, "port" | "hosts" | "gateways">>;
   pod: PodSettings;
 }
@@ -44,6 +46,7 @@ export const DEFAULTS = {
   manualPromotion: false,
   servicePort: 80,
   prometheusTimeoutSeconds: 5,
+  drainSeconds: 5,
 } as const;
 
 const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
@@ -93,6 +96,7 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
       manualPromotion: analysis?.manualPromotion ?? DEFAULTS.manualPromotion,
       metrics: analysis?.metrics ?? [],
     },
+    drainSeconds: spec.drainSeconds ?? DEFAULTS.drainSeconds,
     service: {
       port: spec.service?.port ?? DEFAULTS.servicePort,
       hosts: spec.service?.hosts ?? [],

@@ -75,6 +75,11 @@ export interface CanaryAppSpec {
   prometheusURL?: string;
   prometheus?: PrometheusConnection;
   analysis?: AnalysisSpec;
+  /**
+   * Seconds the secondary is kept after the route stops sending it traffic (promotion or rollback), so that
+   * proxies have the new route before its pods go. Default 5.
+   */
+  drainSeconds?: number;
   service?: ServiceSpec;
   pod?: PodSettings;
 }
@@ -236,6 +241,8 @@ export interface CanaryState {
   stepStartedAt: string;
   /** Set while the paused annotation holds; on resume the step timer restarts. */
   pausedAt?: string;
+  /** Ending stages: when the route was first observed carrying nothing to the secondary (the drain began). */
+  drainedAt?: string;
   /** Failed checks counted so far in this test. */
   failedChecks: number;
   /** The last analysis, with every metric's value. */

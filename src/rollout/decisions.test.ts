@@ -3,7 +3,15 @@ import { describe, test } from "node:test";
 import type { MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import type { Progress, TestFacts } from "./decisions.js";
-import { promoteRefusal, promotionDue, promotionGateReached, rollbackDue, stepComplete, stepDue } from "./decisions.js";
+import {
+  promoteRefusal,
+  promotionDue,
+  promotionGateReached,
+  rollbackDue,
+  secondaryRemovable,
+  stepComplete,
+  stepDue,
+} from "./decisions.js";
 
 /*
  * One table per question. The baseline is a test of v2 stepping at step 1 of 5, secondary ready (and
@@ -287,6 +295,44 @@ describe("rollbackDue: when does it roll back?", () => {
       /returns to app:v1/,
     );
   });
+});
+
+describe("secondaryRemovable: when may the secondary go?", () => {
+  const T = new Date("2026-03-01T12:00:10.000Z");
+  const ago = (seconds: number) => new Date(T.getTime() - seconds * 1000).toISOString();
+  const base = { stage: "RollingBack" as const, drained: true, neverRouted: false, drainSeconds: 5, now: T };
+  const cases: { name: string; facts: Parameters<typeof secondaryRemovable>[0]; removable: boolean }[] = [
+    {
+      name: "the route still sends it traffic",
+      facts: { ...base, drained: false, drainedAt: undefined },
+      removable: false,
+    },
+    { name: "drained just now: the drain begins", facts: { ...base, drainedAt: ago(0) }, removable: false },
+    { name: "drained 4.9 s ago", facts: { ...base, drainedAt: ago(4.9) }, removable: false },
+    { name: "drained 5 s ago", facts: { ...base, drainedAt: ago(5) }, removable: true },
+    {
+      name: "finalising, drained long ago",
+      facts: { ...base, stage: "Finalising", drainedAt: ago(60) },
+      removable: true,
+    },
+    { name: "no drain period", facts: { ...base, drainSeconds: 0, drainedAt: ago(0) }, removable: true },
+    {
+      name: "never routed (ended before the first step): nothing to drain",
+      facts: { ...base, neverRouted: true, drainedAt: undefined },
+      removable: true,
+    },
+    {
+      name: "never routed, but the route is not yet observed at 0",
+      facts: { ...base, neverRouted: true, drained: false, drainedAt: undefined },
+      removable: false,
+    },
+    {
+      name: "a test still running is never removed",
+      facts: { ...base, stage: "Stepping", drainedAt: ago(60) },
+      removable: false,
+    },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(secondaryRemovable(c.facts), c.removable));
 });
 
 describe("the decisions never contradict each other", () => {

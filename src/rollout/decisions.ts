@@ -242,6 +242,27 @@ export function rollbackDue(f: TestFacts): TestFailure | undefined {
 }
 
 /**
+ * When may the secondary go? Once the route has been observed carrying nothing to it for `drainSeconds`:
+ * Envoy proxies pick a route change up a moment after the API server has it, so deleting the pods the
+ * moment the VirtualService reads 100/0 would reset requests still in flight to them. The time counts from
+ * the first observation (recorded in status as `drainedAt`), so a restart neither shortens nor repeats it.
+ */
+export function secondaryRemovable(facts: {
+  stage: CanaryStage;
+  drained: boolean;
+  /** The test never took its first step: the route never sent the secondary anything, so nothing drains. */
+  neverRouted: boolean;
+  drainedAt: string | undefined;
+  drainSeconds: number;
+  now: Date;
+}): boolean {
+  if (!isEnding(facts.stage) || !facts.drained) return false;
+  if (facts.neverRouted) return true;
+  if (facts.drainedAt === undefined) return false;
+  return secondsUntil(facts.now, facts.drainedAt, facts.drainSeconds) <= 0;
+}
+
+/**
  * How long to wait for the route to show the secondary drained before looking again. The reconciler has
  * just applied the weights, so the next observation should show them; this bounds the wait should the
  * route's update not trigger a reconcile by itself.
@@ -252,6 +273,8 @@ export const DRAIN_POLL_SECONDS = 2;
 export interface RequeueFacts {
   canary: CanaryState | undefined;
   analysis: ResolvedAnalysis;
+  /** How long the secondary is kept after the route shows it drained. */
+  drainSeconds: number;
   secondaryReady: boolean;
   /** The analysis cannot run (invalid spec), so no analysis is due. */
   invalid: boolean;
@@ -290,7 +313,10 @@ export function requeueAfterSeconds(facts: RequeueFacts): number | undefined {
       return left > 0 ? until(analysis.progressDeadlineSeconds) : undefined;
     }
     case "Finalising":
-    case "RollingBack":
-      return DRAIN_POLL_SECONDS;
+    case "RollingBack": {
+      if (canary.drainedAt === undefined || canary.step < 0) return DRAIN_POLL_SECONDS;
+      const left = secondsUntil(facts.now, canary.drainedAt, facts.drainSeconds);
+      return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;
+    }
   }
 }

@@ -154,3 +154,17 @@ export const reasons = (p: Plan): string[] => p.events.map((e) => e.reason);
 export function condition(p: Plan, type: string): Condition | undefined {
   return p.status.conditions?.find((c) => c.type === type);
 }
+
+/** The default drain period (spec.drainSeconds). */
+export const DRAIN_SECONDS = 5;
+
+/**
+ * A scenario whose route already shows the secondary drained, planned once (the drain begins: drainedAt is
+ * recorded) and again once the drain period has passed; returns the later scenario and its plan.
+ */
+export function drainedPlan(s: Scenario): { scenario: Scenario; plan: Plan } {
+  const first = runPlan(s);
+  if (first.status.canary?.drainedAt === undefined) return { scenario: s, plan: first };
+  const later: Scenario = { ...afterPersist(s, first), now: (s.now ?? 0) + DRAIN_SECONDS };
+  return { scenario: later, plan: runPlan(later) };
+}

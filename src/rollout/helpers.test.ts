@@ -205,6 +205,7 @@ describe("requeue", () => {
   const facts = (canary: CanaryState | undefined, secondaryReady = true): RequeueFacts => ({
     canary,
     analysis,
+    drainSeconds: 5,
     secondaryReady,
     invalid: false,
     now: at(100),
@@ -243,6 +244,16 @@ describe("requeue", () => {
     },
     { name: "finalising: poll the route", facts: facts(state("Finalising")), seconds: DRAIN_POLL_SECONDS },
     { name: "rolling back: poll the route", facts: facts(state("RollingBack")), seconds: DRAIN_POLL_SECONDS },
+    {
+      name: "rolling back, drained 2 s ago: the rest of the drain",
+      facts: facts(state("RollingBack", { drainedAt: iso(98) })),
+      seconds: 3,
+    },
+    {
+      name: "finalising, drained long ago: at least 1",
+      facts: facts(state("Finalising", { drainedAt: iso(0) })),
+      seconds: 1,
+    },
   ];
   for (const c of cases) test(c.name, () => assert.equal(requeueAfterSeconds(c.facts), c.seconds));
 });

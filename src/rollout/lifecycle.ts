@@ -2,7 +2,7 @@ import type { CanaryState } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
 import type { TestFailure } from "./decisions.js";
-import { isEnding } from "./decisions.js";
+import { isEnding, secondaryRemovable } from "./decisions.js";
 import { recordFailedImage } from "./failed-images.js";
 import { trafficDrained } from "./observation.js";
 
@@ -81,11 +81,28 @@ export function enterFinalising(ctx: PlanContext, canary: CanaryState): void {
 }
 
 /**
- * Completes an ending test once the route is observed sending nothing to the secondary: only then may the
- * secondary go (plan.secondary null), so that no request is sent to pods being deleted.
+ * Completes an ending test once the route has carried nothing to the secondary for the drain period
+ * (secondaryRemovable says when): only then may the secondary go (plan.secondary null), so that no request
+ * is sent to pods being deleted. The first observation of the drained route is recorded in status.
  */
 export function finishIfDrained(ctx: PlanContext, canary: CanaryState): void {
-  if (!isEnding(canary.stage) || !trafficDrained(ctx.observed)) return;
+  if (!isEnding(canary.stage)) return;
+  const drained = trafficDrained(ctx.observed);
+  if (!drained) {
+    // The route carries traffic to the secondary again (a hand edit being repaired): the drain starts over.
+    delete canary.drainedAt;
+    return;
+  }
+  canary.drainedAt ??= ctx.at;
+  const removable = secondaryRemovable({
+    stage: canary.stage,
+    drained,
+    neverRouted: canary.step < 0,
+    drainedAt: canary.drainedAt,
+    drainSeconds: ctx.spec.drainSeconds,
+    now: ctx.now,
+  });
+  if (!removable) return;
   delete ctx.status.canary;
   const primary = ctx.status.primaryImage ?? canary.image;
   if (canary.stage === "Finalising") {

@@ -8,6 +8,7 @@ import {
   V3,
   afterPersist,
   deployment,
+  drainedPlan,
   failing,
   iso,
   reasons,
@@ -210,9 +211,11 @@ describe("abort", () => {
       observed: { secondary: deployment(V2), routedWeights: routed(0) },
     });
     const p = runPlan(s);
-    assert.equal(p.status.canary, undefined);
+    assert.equal(p.status.canary?.image, V2, "while the annotation is there, no new test starts");
+    assert.equal(p.status.canary?.stage, "RollingBack");
     assert.equal(p.status.failedImages?.[0]?.image, V2);
-    const next = runPlan(afterPersist(s, p));
+    // Once drained and with the annotation gone, the rollback ends and the new image's test starts.
+    const { plan: next } = drainedPlan(s);
     assert.equal(next.status.canary?.image, V3);
     assert.equal(next.status.failedImages?.[0]?.image, V2);
   });
@@ -220,7 +223,7 @@ describe("abort", () => {
   test("the aborted image is not tested again after the rollback", () => {
     const s = at("Stepping", 2, { annotations: abort });
     const first = runPlan(s);
-    const done = runPlan({
+    const { plan: done } = drainedPlan({
       ...afterPersist(s, first),
       observed: { secondary: deployment(V2), routedWeights: routed(0) },
     });

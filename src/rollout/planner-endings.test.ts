@@ -7,6 +7,8 @@ import {
   V3,
   afterPersist,
   condition,
+  DRAIN_SECONDS,
+  drainedPlan,
   deployment,
   iso,
   reasons,
@@ -50,10 +52,10 @@ describe("spec.image changed mid-test", () => {
 
     test(`during ${stage}: once the route shows the secondary drained, the new test reuses the secondary`, () => {
       const ending = runPlan(s);
-      const p = runPlan({
+      const { plan: p } = drainedPlan({
         ...afterPersist(s, ending),
         observed: { secondary: deployment(V2), routedWeights: routed(0) },
-        now: 42,
+        now: weight > 0 ? 42 - DRAIN_SECONDS : 42,
       });
       assert.equal(p.status.canary?.image, V3);
       assert.equal(p.status.canary?.stage, "WaitingForSecondary");
@@ -74,7 +76,7 @@ describe("spec.image changed mid-test", () => {
     const ending = runPlan(s);
     assert.equal(ending.status.canary?.stage, "RollingBack");
     assert.match(ending.status.message ?? "", /Ending the test/);
-    const done = runPlan({
+    const { plan: done } = drainedPlan({
       ...afterPersist(s, ending),
       observed: { secondary: deployment(V2), routedWeights: routed(0) },
     });
@@ -152,7 +154,8 @@ describe("promotion", () => {
 
 describe("finalising and rolling back wait for the route", () => {
   const finalising: CanaryAppStatus = {
-    ...testing({ stage: "Finalising", step: 4 }),
+    // The route has shown the secondary drained for the whole drain period (see "the drain" below).
+    ...testing({ stage: "Finalising", step: 4, drainedAt: iso(-DRAIN_SECONDS) }),
     primaryImage: V2,
     weights: routed(0),
     lastPromotion: { image: V2, time: iso(0) },
@@ -210,6 +213,7 @@ describe("finalising and rolling back wait for the route", () => {
       stage: "RollingBack",
       step: 2,
       failedChecks: 1,
+      drainedAt: iso(-DRAIN_SECONDS),
       outcome: {
         result: "Failed",
         reason: "AnalysisFailed",
@@ -267,6 +271,59 @@ describe("finalising and rolling back wait for the route", () => {
       ),
       p.status.message,
     );
+  });
+});
+
+describe("the drain: the secondary is kept while proxies take the new route", () => {
+  const ending: Scenario = {
+    image: V2,
+    status: {
+      ...testing({ stage: "Finalising", step: 4 }),
+      primaryImage: V2,
+      weights: routed(0),
+    },
+    observed: { primary: deployment(V2, true, 3), secondary: deployment(V2), routedWeights: routed(0) },
+    now: 100,
+  };
+
+  test("the first observation of the drained route starts the drain: recorded, secondary kept, no event", () => {
+    const p = runPlan(ending);
+    assert.equal(p.status.canary?.drainedAt, iso(100));
+    assert.deepEqual(p.secondary, { image: V2, replicas: 1 });
+    assert.deepEqual(p.events, []);
+    assert.equal(p.requeueAfterSeconds, DRAIN_SECONDS);
+  });
+
+  test("a replay during the drain (a restart) neither shortens nor restarts it", () => {
+    const first = runPlan(ending);
+    const replay = runPlan({ ...afterPersist(ending, first), now: 103 });
+    assert.equal(replay.status.canary?.drainedAt, iso(100));
+    assert.deepEqual(replay.secondary, { image: V2, replicas: 1 });
+    assert.equal(replay.requeueAfterSeconds, 2);
+    const done = runPlan({ ...afterPersist(ending, first), now: 105 });
+    assert.equal(done.secondary, null);
+    assert.deepEqual(reasons(done), ["Promoted"]);
+  });
+
+  test("a route that carries secondary traffic again (a hand edit) starts the drain over", () => {
+    const first = runPlan(ending);
+    const edited = runPlan({
+      ...afterPersist(ending, first),
+      observed: { ...ending.observed, routedWeights: routed(10) },
+      now: 104,
+    });
+    assert.equal(edited.status.canary?.drainedAt, undefined);
+    assert.deepEqual(edited.weights, { primary: 100, secondary: 0 }, "the edit is repaired");
+    const again = runPlan({ ...afterPersist(ending, edited), now: 106 });
+    assert.equal(again.status.canary?.drainedAt, iso(106));
+    assert.deepEqual(again.secondary, { image: V2, replicas: 1 });
+  });
+
+  test("spec.drainSeconds sets the period; 0 removes the secondary at the first drained observation", () => {
+    const p = runPlan({ ...ending, spec: { drainSeconds: 0 } });
+    assert.equal(p.secondary, null);
+    const long = runPlan({ ...ending, spec: { drainSeconds: 30 } });
+    assert.equal(long.requeueAfterSeconds, 30);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   queryFailed,
   reasons,
   routed,
+  drainedPlan,
   runPlan,
   scenarioInput,
   testing,
@@ -252,9 +253,13 @@ describe("a secondary that stops being ready", () => {
 
   test("not ready for the whole deadline: rolled back with SecondaryNotReady", () => {
     const p = runPlan(notReadyFor(600));
-    assert.equal(p.status.canary, undefined, "no traffic was on it, so the rollback completes at once");
     assert.equal(p.status.failedImages?.[0]?.reason, "SecondaryNotReady");
-    assert.deepEqual(reasons(p), ["RollingBack", "RolledBack"]);
+    assert.deepEqual(reasons(p), ["RollingBack"]);
+    // It had traffic at step 2 before it stopped being ready: the drain period applies before it goes.
+    const { plan: done } = drainedPlan(notReadyFor(600));
+    assert.equal(done.status.canary, undefined);
+    assert.equal(done.status.failedImages?.[0]?.reason, "SecondaryNotReady");
+    assert.deepEqual(reasons(done), ["RolledBack"]);
   });
 
   test("ready again: weight restored and a whole interval before the next analysis", () => {

@@ -202,6 +202,7 @@ function assemble(ctx: PlanContext): Plan {
   const requeue = requeueAfterSeconds({
     canary,
     analysis: spec.analysis,
+    drainSeconds: spec.drainSeconds,
     secondaryReady: ready,
     invalid,
     now: ctx.now,
