@@ -201,6 +201,8 @@ export const CONDITION = {
   Progressing: "Progressing",
   /** The spec cannot be acted on (True), e.g. a manual-only problem the schema could not catch. */
   InvalidSpec: "InvalidSpec",
+  /** A manual-control annotation holds a value it does not accept (True, with what it accepts). */
+  InvalidAnnotation: "InvalidAnnotation",
 } as const;
 
 export interface CanaryAppStatus {

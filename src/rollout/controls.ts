@@ -1,5 +1,6 @@
 import type { CanaryState } from "../api/types.js";
-import { ANNOTATIONS } from "../api/types.js";
+import { ANNOTATIONS, CONDITION } from "../api/types.js";
+import { findCondition, setCondition } from "./conditions.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, emit } from "./context.js";
 import { isTesting, promoteRefusal, promotionDue, rollbackDue } from "./decisions.js";
@@ -12,6 +13,51 @@ import { enterPromoting, startRollback, stepLabel } from "./lifecycle.js";
  * moves on. Each acts once: its effect is recorded in status, so a replay of the same plan finds nothing
  * left to do. Promote and abort are removed once handled.
  */
+
+/**
+ * A control with a value it does not accept (`abort=false`, `promote=yes`, `paused=maybe`) is answered
+ * with a Warning that names what it accepts, and never acted on. A one-shot request is removed with it;
+ * `paused` is a level and stays until fixed, the test neither held nor released by it.
+ */
+export function handleInvalidRequests(ctx: PlanContext): void {
+  let levelMessage: string | undefined;
+  for (const request of ctx.requests.invalid) {
+    const level = request.annotation === ANNOTATIONS.paused;
+    const use = level
+      ? `use ${ANNOTATIONS.paused}=true to pause, or remove it to resume`
+      : `use ${request.annotation}=${request.accepted}; the annotation was removed`;
+    const message = `${request.annotation}=${request.value} is not understood: ${use}`;
+    if (level) {
+      levelMessage = message;
+      continue;
+    }
+    consume(ctx, request.annotation);
+    emit(ctx, "Warning", "InvalidAnnotation", message);
+  }
+  // The level stays until fixed: the InvalidAnnotation condition holds it, and the Warning is said once.
+  const previous = findCondition(ctx.previous.conditions, CONDITION.InvalidAnnotation);
+  if (levelMessage !== undefined) {
+    if (previous?.status !== "True" || previous.message !== levelMessage) {
+      emit(ctx, "Warning", "InvalidAnnotation", levelMessage);
+    }
+    ctx.status.conditions = setCondition(
+      ctx.status.conditions,
+      { type: CONDITION.InvalidAnnotation, status: "True", reason: "NotUnderstood", message: levelMessage },
+      ctx.at,
+    );
+  } else if (previous !== undefined) {
+    ctx.status.conditions = setCondition(
+      ctx.status.conditions,
+      {
+        type: CONDITION.InvalidAnnotation,
+        status: "False",
+        reason: "Understood",
+        message: "every control is understood",
+      },
+      ctx.at,
+    );
+  }
+}
 
 /** `retry=IMAGE`: forget that IMAGE failed, so that a spec naming it is tested again. */
 export function handleRetry(ctx: PlanContext): void {
@@ -92,6 +138,8 @@ export function handlePause(ctx: PlanContext, canary: CanaryState): void {
     delete canary.pausedAt;
     return;
   }
+  // A paused value that is not understood changes nothing (handleInvalidRequests says so).
+  if (ctx.requests.paused === undefined) return;
   if (ctx.requests.paused && canary.pausedAt === undefined) {
     canary.pausedAt = ctx.at;
     emit(

@@ -10,7 +10,7 @@ import type { PhaseFacts } from "./phase.js";
 import { derivePhase } from "./phase.js";
 import type { RequeueFacts } from "./decisions.js";
 import { DRAIN_POLL_SECONDS, requeueAfterSeconds } from "./decisions.js";
-import { isTruthy, readRequests } from "./requests.js";
+import { readRequests } from "./requests.js";
 import { secondaryWeight, splitWeights, stepWeight } from "./steps.js";
 
 describe("weights", () => {
@@ -123,44 +123,41 @@ describe("failedImages", () => {
   });
 });
 
-describe("requests", () => {
-  for (const [value, truthy] of [
-    ["true", true],
-    ["True", true],
-    ["yes", true],
-    ["1", true],
-    ["false", false],
-    ["FALSE", false],
-    ["0", false],
-    ["no", false],
-    ["off", false],
-    ["", false],
-    [undefined, false],
-  ] as const) {
-    test(`paused=${String(value)} → ${truthy}`, () => assert.equal(isTruthy(value), truthy));
-  }
-
-  test("reads each control", () => {
-    assert.deepEqual(
-      readRequests(
-        {
-          [ANNOTATIONS.paused]: "true",
-          [ANNOTATIONS.promote]: "",
-          [ANNOTATIONS.abort]: "x",
-          [ANNOTATIONS.retry]: " img:1 ",
-        },
-        "spec:1",
-      ),
-      { paused: true, promote: true, abort: true, retry: "img:1" },
-    );
-    assert.deepEqual(readRequests(undefined, "spec:1"), {
-      paused: false,
-      promote: false,
-      abort: false,
-      retry: undefined,
+describe("requests: each control accepts only its documented values", () => {
+  const cases: { annotations: Record<string, string>; reads: Partial<ReturnType<typeof readRequests>> }[] = [
+    { annotations: { [ANNOTATIONS.paused]: "true" }, reads: { paused: true, invalid: [] } },
+    { annotations: { [ANNOTATIONS.paused]: " True " }, reads: { paused: true, invalid: [] } },
+    { annotations: { [ANNOTATIONS.paused]: "false" }, reads: { paused: false, invalid: [] } },
+    { annotations: {}, reads: { paused: false, promote: false, abort: false, retry: undefined, invalid: [] } },
+    {
+      annotations: { [ANNOTATIONS.paused]: "yes" },
+      reads: {
+        paused: undefined,
+        invalid: [{ annotation: ANNOTATIONS.paused, value: "yes", accepted: "true or false" }],
+      },
+    },
+    { annotations: { [ANNOTATIONS.promote]: "now" }, reads: { promote: true, invalid: [] } },
+    { annotations: { [ANNOTATIONS.promote]: "NOW" }, reads: { promote: true, invalid: [] } },
+    {
+      annotations: { [ANNOTATIONS.promote]: "" },
+      reads: { promote: false, invalid: [{ annotation: ANNOTATIONS.promote, value: "", accepted: "now" }] },
+    },
+    { annotations: { [ANNOTATIONS.abort]: "now" }, reads: { abort: true, invalid: [] } },
+    {
+      annotations: { [ANNOTATIONS.abort]: "false" },
+      reads: { abort: false, invalid: [{ annotation: ANNOTATIONS.abort, value: "false", accepted: "now" }] },
+    },
+    { annotations: { [ANNOTATIONS.retry]: " img:1 " }, reads: { retry: "img:1" } },
+    { annotations: { [ANNOTATIONS.retry]: "" }, reads: { retry: "spec:1" } },
+  ];
+  for (const c of cases) {
+    test(JSON.stringify(c.annotations), () => {
+      const read = readRequests(c.annotations, "spec:1");
+      for (const [key, value] of Object.entries(c.reads)) {
+        assert.deepEqual(read[key as keyof typeof read], value, key);
+      }
     });
-    assert.equal(readRequests({ [ANNOTATIONS.retry]: "" }, "spec:1").retry, "spec:1");
-  });
+  }
 });
 
 describe("phase", () => {

@@ -310,3 +310,45 @@ describe("retry", () => {
     assert.deepEqual(reasons(p), ["AnalysisFailed", "RollingBack", "RetryRequested"]);
   });
 });
+
+describe("annotations mean what they say", () => {
+  test("abort=false does not abort: a Warning names what abort accepts, and the annotation goes", () => {
+    const p = runPlan(at("Stepping", 2, { annotations: { [ANNOTATIONS.abort]: "false" } }));
+    assert.equal(p.status.canary?.stage, "Stepping");
+    assert.equal(p.status.failedImages, undefined);
+    assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.abort]);
+    assert.deepEqual(
+      p.events.map((e) => [e.type, e.reason]),
+      [["Warning", "InvalidAnnotation"]],
+    );
+    assert.match(
+      p.events[0]?.message ?? "",
+      /canaryapp\.io\/abort=false is not understood: use canaryapp\.io\/abort=now/,
+    );
+  });
+
+  test("promote=yes does not promote", () => {
+    const p = runPlan(at("Stepping", 2, { annotations: { [ANNOTATIONS.promote]: "yes" } }));
+    assert.equal(p.status.canary?.stage, "Stepping");
+    assert.deepEqual(reasons(p), ["InvalidAnnotation"]);
+  });
+
+  test("paused=maybe neither pauses a running test nor resumes a paused one", () => {
+    const maybe = { [ANNOTATIONS.paused]: "maybe" };
+    const running = runPlan(at("Stepping", 2, { annotations: maybe }));
+    assert.equal(running.status.canary?.pausedAt, undefined);
+    assert.deepEqual(running.removeAnnotations, [], "a level is left for the user to fix");
+    assert.deepEqual(reasons(running), ["InvalidAnnotation"]);
+    assert.match(running.events[0]?.message ?? "", /use canaryapp\.io\/paused=true to pause, or remove it to resume/);
+    const held = at("Stepping", 2, { annotations: maybe });
+    const heldStatus = { ...held.status, canary: { ...held.status?.canary, pausedAt: iso(-5) } } as typeof held.status;
+    const p = runPlan({ ...held, status: heldStatus });
+    assert.equal(p.status.canary?.pausedAt, iso(-5), "still paused");
+  });
+
+  test("paused=false lets the test run", () => {
+    const p = runPlan(at("Stepping", 2, { annotations: { [ANNOTATIONS.paused]: "false" } }));
+    assert.equal(p.status.canary?.pausedAt, undefined);
+    assert.deepEqual(p.events, []);
+  });
+});

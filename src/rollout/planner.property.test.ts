@@ -193,14 +193,17 @@ function checkStep(step: Step, tracker: Tracker, intervalSeconds: number): void 
 
   // Replaying on its own status with the same observation (a controller that died after the status
   // write) changes nothing and says nothing new, apart from repeating the rejection of a request that
-  // could not be honoured while its annotation is still there to be removed (at-least-once, harmless).
+  // could not be honoured, or was not understood, while its annotation is still there to be removed
+  // (at-least-once, harmless).
   const replayed = plan({ ...input, app: { ...input.app, status: after } });
   assert.deepEqual(replayed.status, after, "replay changed the status");
   assert.deepEqual([replayed.primary, replayed.secondary, replayed.weights], [p.primary, p.secondary, p.weights]);
   assert.equal(replayed.requeueAfterSeconds, p.requeueAfterSeconds);
   assert.deepEqual(replayed.removeAnnotations, p.removeAnnotations);
   if (p.removeAnnotations.length === 0) assert.deepEqual(replayed.events, [], "replay emitted events");
-  for (const e of replayed.events) assert.ok(["NothingToPromote", "PromoteRejected"].includes(e.reason), e.reason);
+  for (const e of replayed.events) {
+    assert.ok(["NothingToPromote", "PromoteRejected", "InvalidAnnotation"].includes(e.reason), e.reason);
+  }
 }
 
 /** A world's starting point: the spec's analysis, how long rollouts take, what the checks say at first. */

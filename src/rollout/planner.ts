@@ -7,7 +7,14 @@ import type { RenderedCheck } from "./checks.js";
 import { renderChecks } from "./checks.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, consumed, createContext, emit, removeAnnotationCommand } from "./context.js";
-import { handleAbort, handleImageChange, handlePause, handlePromote, handleRetry } from "./controls.js";
+import {
+  handleAbort,
+  handleInvalidRequests,
+  handleImageChange,
+  handlePause,
+  handlePromote,
+  handleRetry,
+} from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
 import { isEnding, requeueAfterSeconds } from "./decisions.js";
 import { finishIfDrained, startTest } from "./lifecycle.js";
@@ -86,6 +93,7 @@ export function analysisDue(input: AnalysisDueInput): boolean {
 function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean } {
   const ctx = createContext(input);
   settlePrimaryImage(ctx);
+  handleInvalidRequests(ctx);
   const running = ctx.status.canary;
   if (running !== undefined) runTest(ctx, running);
   // After the running test, which may record a failure, so that a replay of this plan (its annotation

@@ -4,14 +4,19 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { ANNOTATIONS } from "../../src/api/types.js";
+import { eventually } from "../support/kube.js";
 import {
+  appEvents,
   appSpec,
   changeImage,
   deployApp,
+  getApp,
   image,
   SEED_QUERY,
   startRolloutEnv,
   untilSettled,
+  untilWeight,
   type RolloutEnv,
 } from "../support/rollout-env.js";
 import { TEST_METRICS } from "../support/exporter.js";
@@ -57,6 +62,33 @@ describe("traffic safety", () => {
         `# secondary kept ${kept.map((ms) => `${ms} ms`).join(" and ")} after the route showed 0 (drainSeconds: 3)`,
       );
       for (const ms of kept) assert.ok(ms >= 3_000 - 250, `kept only ${ms} ms after the route drained`);
+    },
+  );
+
+  test(
+    "annotations mean what they say: abort=false does not abort, and a Warning says what abort accepts",
+    { timeout: 90_000 },
+    async () => {
+      const name = "words";
+      const recorder = await deployApp(
+        env,
+        name,
+        appSpec(env, name, { metrics: [], stepWeights: [20, 40] }, { prometheusQuery: SEED_QUERY }),
+      );
+      const patched = await changeImage(env, name, image(name, "v2"));
+      await untilWeight(recorder, 20);
+      await env.apps.annotate(name, { [ANNOTATIONS.abort]: "false" });
+      const warning = await eventually("an InvalidAnnotation Event", async () =>
+        (await appEvents(env, name)).find((e) => e.reason === "InvalidAnnotation"),
+      );
+      assert.equal(warning.type, "Warning");
+      assert.match(warning.message, /canaryapp\.io\/abort=false is not understood: use canaryapp\.io\/abort=now/);
+      await eventually("the annotation removed", async () =>
+        (await getApp(env, name)).metadata.annotations?.[ANNOTATIONS.abort] === undefined ? true : undefined,
+      );
+      const status = await untilSettled(recorder, "Healthy", patched);
+      assert.equal(status.primaryImage, image(name, "v2"), "the test went on and was promoted");
+      assert.equal(status.failedImages?.length ?? 0, 0);
     },
   );
 });
