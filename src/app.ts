@@ -16,8 +16,8 @@ import type { KubeClients } from "./kube/client.js";
 import { createClients, loadKubeConfig } from "./kube/client.js";
 import { EventRecorder, eventClientFor } from "./kube/events.js";
 import { createQueryRunner } from "./metrics/query-runner.js";
-import type { SecretData } from "./metrics/factory.js";
-import { isNotFound } from "./kube/errors.js";
+import { appsUsingSecret, prometheusAccess } from "./metrics/access.js";
+import { credentialSecretsInformer } from "./kube/credential-secrets.js";
 import { ISTIO_NETWORKING } from "./resources/istio.js";
 import { istioRouter } from "./router/istio.js";
 import type { ControllerMetrics } from "./server/metrics.js";
@@ -79,6 +79,18 @@ export function startController({
     destinationRules: informer(RESOURCES.destinationRules, CHILD_SELECTOR),
     virtualServices: informer(RESOURCES.virtualServices, CHILD_SELECTOR),
   };
+  // Only Secrets labelled as Prometheus credentials are listed, cached and used.
+  const secrets = credentialSecretsInformer(
+    clients,
+    clients.watch,
+    config.namespaces,
+    log.child({ informer: "secrets" }),
+  );
+  const access = prometheusAccess({
+    policyEntries: config.prometheusURLPolicy,
+    defaultPrometheusURL: config.defaultPrometheusURL,
+    secrets,
+  });
   const recorder = new EventRecorder({ client: eventClientFor(clients.core), log });
   const reconciler = new CanaryReconciler({
     caches,
@@ -127,9 +139,15 @@ export function startController({
       },
     },
     runQueries: createQueryRunner(
-      { prometheusURL: config.defaultPrometheusURL, log: log.child({ component: "prometheus" }) },
-      (namespace, name) => readSecret(clients, namespace, name),
+      {
+        prometheusURL: config.defaultPrometheusURL,
+        log: log.child({ component: "prometheus" }),
+        vet: access.vet,
+        allowRedirect: access.allowRedirect,
+      },
+      access.readSecret,
     ),
+    vetPrometheus: access.vet,
     router: istioRouter,
     observer,
     log,
@@ -145,6 +163,15 @@ export function startController({
   });
   metrics?.setQueueDepthSource(() => controller.queue.len());
   controller.watch(caches.canaryApps, objectKey);
+  // A credentials Secret labelled, changed or removed: its apps are judged again.
+  controller.addCache(secrets);
+  const requeueUsers = (secret: Parameters<typeof appsUsingSecret>[1]): void => {
+    const namespace = secret.metadata?.namespace;
+    for (const key of appsUsingSecret(caches.canaryApps.list(namespace), secret)) controller.queue.add(key);
+  };
+  secrets.onAdd(requeueUsers);
+  secrets.onUpdate(requeueUsers);
+  secrets.onDelete(requeueUsers);
   for (const child of [caches.deployments, caches.services, caches.destinationRules, caches.virtualServices]) {
     controller.watch(child, keyFromLabel(LABELS.app));
   }
@@ -210,14 +237,4 @@ async function listObjects<T>(
     return list as unknown as ObjectList<T>;
   }
   throw new Error(`no list function for ${type.plural}`);
-}
-
-async function readSecret(clients: KubeClients, namespace: string, name: string): Promise<SecretData | null> {
-  try {
-    const secret = await clients.core.readNamespacedSecret({ namespace, name });
-    return { data: secret.data };
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
 }

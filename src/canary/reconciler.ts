@@ -25,6 +25,8 @@ export interface ReconcilerDeps {
   observer: ReconcileObserver;
   log: Logger;
   now: () => Date;
+  /** Why the app's Prometheus may not be queried (its Secret or URL is refused); checked before each plan. */
+  vetPrometheus?: (app: CanaryApp) => { reason: string; message: string } | undefined;
 }
 
 export interface ReconcileResult {
@@ -69,7 +71,11 @@ export class CanaryReconciler {
     let result: Plan;
     try {
       spec = withDefaults(app.spec);
-      const observed = observe(app, this.deps.caches, this.deps.router);
+      const refused = this.deps.vetPrometheus?.(app);
+      const observed = {
+        ...observe(app, this.deps.caches, this.deps.router),
+        ...(refused && { analysisRefused: refused }),
+      };
       if (analysisDue({ app, spec, observed, now })) {
         const analysis = await runAnalysis(app, spec, this.deps.runQueries);
         this.deps.observer.analysisRan(

@@ -37,14 +37,23 @@ export interface TestController {
   stop(): Promise<void>;
 }
 
-/** Runs the real controller in this process, watching one namespace, without leader election. */
+/**
+ * Runs the real controller in this process, watching one namespace, without leader election. The tests'
+ * Prometheus listens on the loopback address, so the URL policy allows it unless `extraFlags` say otherwise.
+ */
 export function runController(
   namespace: string,
   extraFlags: string[] = [],
   env: Record<string, string> = {},
 ): TestController {
   const config = loadConfig(
-    [`--namespaces=${namespace}`, "--leader-elect=false", "--http-address=127.0.0.1:0", ...extraFlags],
+    [
+      `--namespaces=${namespace}`,
+      "--leader-elect=false",
+      "--http-address=127.0.0.1:0",
+      "--prometheus-url-policy=127.0.0.1",
+      ...extraFlags,
+    ],
     { KUBECONFIG: process.env["KUBECONFIG"], ...env },
   );
   const observer = new RecordingObserver();
