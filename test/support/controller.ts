@@ -38,8 +38,14 @@ export interface TestController {
 }
 
 /**
- * Runs the real controller in this process, watching one namespace, without leader election. The tests'
- * Prometheus listens on the loopback address, so the URL policy allows it unless `extraFlags` say otherwise.
+ * The URL policy of controllers under test: the default (in-cluster Services) and the loopback address,
+ * where the tests' Prometheus listens.
+ */
+export const TEST_URL_POLICY = "--prometheus-url-policy=127.0.0.1,*.svc,*.svc.cluster.local";
+
+/**
+ * Runs the real controller in this process, watching one namespace, without leader election, with
+ * `TEST_URL_POLICY` unless `extraFlags` give another.
  */
 export function runController(
   namespace: string,
@@ -47,13 +53,7 @@ export function runController(
   env: Record<string, string> = {},
 ): TestController {
   const config = loadConfig(
-    [
-      `--namespaces=${namespace}`,
-      "--leader-elect=false",
-      "--http-address=127.0.0.1:0",
-      "--prometheus-url-policy=127.0.0.1",
-      ...extraFlags,
-    ],
+    [`--namespaces=${namespace}`, "--leader-elect=false", "--http-address=127.0.0.1:0", TEST_URL_POLICY, ...extraFlags],
     { KUBECONFIG: process.env["KUBECONFIG"], ...env },
   );
   const observer = new RecordingObserver();
