@@ -125,8 +125,10 @@ describe("the controller is no confused deputy", () => {
     await env.core.createNamespacedSecret({
       namespace: env.namespace,
       body: {
-        metadata: { name: "deployer-token" },
-        type: "Opaque",
+        // A ServiceAccount token Secret as Kubernetes makes them (its token set here: the api profile runs
+        // no token controller).
+        metadata: { name: "deployer-token", annotations: { "kubernetes.io/service-account.name": "deployer" } },
+        type: "kubernetes.io/service-account-token",
         data: { token: b64(saToken), "ca.crt": b64("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n") },
       },
     });
@@ -151,7 +153,7 @@ describe("the controller is no confused deputy", () => {
   }
 
   test(
-    "exfiltration: a ServiceAccount-token-like Secret and the attacker's URL: nothing is sent, the condition says why",
+    "exfiltration: a ServiceAccount token Secret and the attacker's URL: nothing is sent, the condition says why",
     { timeout: 90_000 },
     async () => {
       const name = "steal";
