@@ -13,12 +13,14 @@ import type { StopReason } from "./controller/leader-election.js";
 import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
 import { createClients, loadKubeConfig } from "./kube/client.js";
 import type { WriteObserver } from "./kube/cluster.js";
-import { clusterWriter, eventSink, secretReader } from "./kube/cluster.js";
+import { clusterWriter, eventSink } from "./kube/cluster.js";
 import { EventRecorder, eventClientFor } from "./kube/events.js";
 import type { KindInfo } from "./kube/kinds.js";
 import { CANARY_APPS, CHILD_KINDS } from "./kube/kinds.js";
 import { ProviderPool } from "./metrics/factory.js";
 import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
+import { appsUsingSecret, prometheusAccess } from "./metrics/access.js";
+import { credentialSecretsInformer } from "./kube/credential-secrets.js";
 import { istioRouter } from "./router/istio.js";
 import type { ControllerMetrics } from "./server/metrics.js";
 import { deploymentTarget } from "./workload/deployment.js";
@@ -68,16 +70,34 @@ export function startController({
     canaryApps: informer(CANARY_APPS),
     children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, CHILD_SELECTOR)])),
   };
+  // Only Secrets labelled as Prometheus credentials are listed, cached and used.
+  const secrets = credentialSecretsInformer(
+    clients,
+    clients.watch,
+    config.namespaces,
+    log.child({ informer: "secrets" }),
+  );
+  const access = prometheusAccess({
+    policyEntries: config.prometheusURLPolicy,
+    defaultPrometheusURL: config.defaultPrometheusURL,
+    secrets,
+  });
   const wrote: WriteObserver = (kind, verb) => observer.wrote(kind, verb);
   const reconciler = new CanaryReconciler({
     caches,
     writer: clusterWriter(clients, wrote),
     events: eventSink(new EventRecorder({ client: eventClientFor(clients.core), log }), wrote),
     analysis: prometheusAnalysis({
-      defaults: { prometheusURL: config.defaultPrometheusURL, log: log.child({ component: "prometheus" }) },
-      readSecret: secretReader(clients),
+      defaults: {
+        prometheusURL: config.defaultPrometheusURL,
+        log: log.child({ component: "prometheus" }),
+        vet: access.vet,
+        allowRedirect: access.allowRedirect,
+      },
+      readSecret: access.readSecret,
       pool: new ProviderPool(),
     }),
+    vetPrometheus: access.vet,
     router: istioRouter,
     workload: deploymentTarget,
     observer,
@@ -95,6 +115,15 @@ export function startController({
   metrics?.setQueueDepthSource(() => controller.queue.len());
   controller.watch(caches.canaryApps, objectKey);
   for (const child of caches.children.values()) controller.watch(child, keyFromLabel(LABELS.app));
+  // A credentials Secret labelled, changed or removed: its apps are judged again.
+  controller.addCache(secrets);
+  const requeueUsers = (secret: Parameters<typeof appsUsingSecret>[1]): void => {
+    const namespace = secret.metadata?.namespace;
+    for (const key of appsUsingSecret(caches.canaryApps.list(namespace), secret)) controller.queue.add(key);
+  };
+  secrets.onAdd(requeueUsers);
+  secrets.onUpdate(requeueUsers);
+  secrets.onDelete(requeueUsers);
 
   if (!config.leaderElection.enabled) {
     const done = controller.run().then((): StopReason => "shutdown");

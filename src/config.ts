@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { controllerUrlPolicy, DEFAULT_URL_POLICY, UrlPolicyError } from "./metrics/url-policy.js";
 
 /** The controller's configuration, from flags (`--name=value` or `--name value`) over environment variables. */
 export interface Config {
@@ -12,6 +13,8 @@ export interface Config {
   leaderElection: { enabled: boolean; namespace: string; name: string; identity: string };
   /** Prometheus used by apps that set no prometheusURL. */
   defaultPrometheusURL: string | undefined;
+  /** Where an app's Prometheus may be (metrics/url-policy.ts); undefined means the default policy. */
+  prometheusURLPolicy: string[] | undefined;
   logLevel: string;
 }
 
@@ -58,6 +61,11 @@ export const OPTIONS = {
     env: "PROMETHEUS_URL",
     help: "Prometheus for apps without spec.prometheusURL",
   },
+  prometheusURLPolicy: {
+    flag: "prometheus-url-policy",
+    env: "PROMETHEUS_URL_POLICY",
+    help: `where apps' Prometheus may be: comma-separated URL prefixes, hosts, *.suffix, or * for anywhere (default ${DEFAULT_URL_POLICY.join(",")}; the --prometheus-url is always allowed)`,
+  },
   logLevel: { flag: "log-level", env: "LOG_LEVEL", help: "trace, debug, info, warn, error (default info)" },
 } as const satisfies Record<string, Option>;
 
@@ -72,6 +80,14 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
   const prometheusURL = read(OPTIONS.prometheusURL);
   if (prometheusURL !== undefined && !/^https?:\/\/[^\s/]+/.test(prometheusURL)) {
     throw new ConfigError(`--${OPTIONS.prometheusURL.flag}: "${prometheusURL}" is not an http(s) URL`);
+  }
+  const policyText = read(OPTIONS.prometheusURLPolicy);
+  const prometheusURLPolicy = policyText === undefined ? undefined : policyText.split(",").map((e) => e.trim());
+  try {
+    controllerUrlPolicy(prometheusURLPolicy, prometheusURL);
+  } catch (err) {
+    if (!(err instanceof UrlPolicyError)) throw err;
+    throw new ConfigError(`--${OPTIONS.prometheusURLPolicy.flag}: ${err.message}`);
   }
   const logLevel = read(OPTIONS.logLevel) ?? "info";
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -92,6 +108,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
       identity: read(OPTIONS.identity) ?? `${hostname()}-${process.pid}`,
     },
     defaultPrometheusURL: prometheusURL,
+    prometheusURLPolicy,
     logLevel,
   };
 }

@@ -28,6 +28,8 @@ export interface ReconcilerDeps {
   observer: ReconcileObserver;
   log: Logger;
   clock: Clock;
+  /** Why the app's Prometheus may not be queried (its Secret or URL is refused); checked before each plan. */
+  vetPrometheus?: (app: CanaryApp) => { reason: string; message: string } | undefined;
 }
 
 export interface ReconcileResult {
@@ -61,9 +63,13 @@ export class CanaryReconciler {
     if (app === undefined) return {};
     const log = this.deps.log.child({ canaryapp: key, generation: app.metadata.generation });
     const now = new Date(this.deps.clock.now());
+    const refused = this.deps.vetPrometheus?.(app);
     const planning = startPlan({
       app,
-      observed: observe(app, this.deps.caches, this.deps.router, this.deps.workload),
+      observed: {
+        ...observe(app, this.deps.caches, this.deps.router, this.deps.workload),
+        ...(refused && { analysisRefused: refused }),
+      },
       now,
     });
     if (planning.kind === "invalid") {

@@ -8,7 +8,6 @@ import { API_VERSION, KIND } from "../api/types.js";
 import type { ObjectRef } from "./apply.js";
 import { deleteIfExists, patchMetadataAnnotations, patchStatus, serverSideApply } from "./apply.js";
 import type { KubeClients } from "./client.js";
-import { isNotFound } from "./errors.js";
 import type { EventRecorder, EventType } from "./events.js";
 import { CANARY_APPS } from "./kinds.js";
 
@@ -69,23 +68,5 @@ export function eventSink(recorder: EventRecorder, wrote: WriteObserver) {
         event.message,
       );
     },
-  };
-}
-
-/** The part of a core/v1 Secret that is read: `data` values are base64, as the API returns them. */
-export interface SecretData {
-  data?: Record<string, string> | undefined;
-}
-
-/** Reads a Secret; resolves null when it does not exist. */
-export function secretReader(clients: KubeClients) {
-  return async (namespace: string, name: string): Promise<SecretData | null> => {
-    try {
-      const secret = await clients.core.readNamespacedSecret({ namespace, name });
-      return { data: secret.data };
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw error;
-    }
   };
 }

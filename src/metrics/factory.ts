@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { DEFAULTS } from "../api/defaults.js";
 import type { CanaryApp } from "../api/types.js";
+import type { AccessRefusal } from "./credentials.js";
 import { PrometheusConfigError } from "./errors.js";
 import type { MetricsProvider } from "./provider.js";
 import { PrometheusProvider, safeEndpoint, type PrometheusAuth } from "./prometheus.js";
@@ -19,6 +20,10 @@ export interface ProviderDefaults {
   prometheusURL?: string | undefined;
   retry?: Partial<RetryPolicy>;
   log?: Logger;
+  /** Refuses an app's Prometheus settings before any Secret is read or request sent (credentials.ts). */
+  vet?: (app: CanaryApp) => AccessRefusal | undefined;
+  /** Whether a redirect may be followed to this URL (url-policy.ts); absent: any. */
+  allowRedirect?: (url: URL) => boolean;
 }
 
 /** The part of a core/v1 Secret that is read: `data` values are base64, as the API returns them. */
@@ -64,6 +69,7 @@ export class ProviderPool {
       ...settings,
       ...(defaults.retry ? { retry: defaults.retry } : {}),
       ...(defaults.log ? { log: defaults.log } : {}),
+      ...(defaults.allowRedirect ? { allowRedirect: defaults.allowRedirect } : {}),
     });
     this.providers.set(key, provider);
     for (const oldest of this.providers.keys()) {
@@ -98,6 +104,8 @@ export async function connectionFor(
   readSecret: SecretReader,
 ): Promise<ConnectionSettings> {
   const key = appKey(app);
+  const refused = defaults.vet?.(app);
+  if (refused) throw new PrometheusConfigError(`CanaryApp ${key}: ${refused.message}`);
   const endpoint = app.spec.prometheusURL ?? defaults.prometheusURL;
   if (!endpoint) {
     throw new PrometheusConfigError(

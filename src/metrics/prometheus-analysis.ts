@@ -3,6 +3,7 @@ import type { AnalysisProvider } from "./analysis-provider.js";
 import { PrometheusError } from "./errors.js";
 import type { ProviderDefaults, ProviderPool, SecretReader } from "./factory.js";
 import { providerFor } from "./factory.js";
+import { shortText } from "./prometheus.js";
 import type { CheckOutcome } from "./provider.js";
 import { errorOutcome, runChecks } from "./runner.js";
 
@@ -34,7 +35,18 @@ export async function runAppQueries(
     const outcome = errorOutcome(err);
     return queries.map(() => outcome);
   }
-  return runChecks(provider, queries);
+  return (await runChecks(provider, queries)).map(forStatus);
+}
+
+/** Longest error message an outcome carries into status and Events. */
+export const STATUS_MESSAGE_MAX = 240;
+
+/**
+ * An outcome as it may be shown to the app's authors: an error's message is printable and short, whatever
+ * the server put in its error text (the full message is in the controller's log).
+ */
+function forStatus(outcome: CheckOutcome): CheckOutcome {
+  return outcome.kind === "error" ? { ...outcome, message: shortText(outcome.message, STATUS_MESSAGE_MAX) } : outcome;
 }
 
 /** Prometheus as the AnalysisProvider: every check is a PromQL query. */

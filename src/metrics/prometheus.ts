@@ -21,16 +21,30 @@ export interface PrometheusProviderOptions {
   /** The evaluation time of instant queries. */
   now?: () => Date;
   log?: Logger;
+  /** Whether a redirect may be followed to this URL; a refused one fails the query, unfollowed. */
+  allowRedirect?: (url: URL) => boolean;
 }
 
 export const DEFAULT_TIMEOUT_MS = 5_000;
 
-/** A bounded excerpt of a non-Prometheus error body (a proxy's HTML page, a plain-text message). */
+/**
+ * A short, printable excerpt of a non-Prometheus error body (a proxy's plain-text message): its first line,
+ * at most 80 characters. Whatever answered may not be a Prometheus, so its body is not echoed beyond that.
+ */
 function describeBody(data: unknown, statusText: unknown): string {
   if (typeof data === "string" && data.trim() !== "" && !data.trimStart().startsWith("<")) {
-    return data.trim().replace(/\s+/g, " ").slice(0, 200);
+    return shortText(data.trim().split("\n")[0] ?? "");
   }
   return typeof statusText === "string" && statusText !== "" ? statusText : "no detail";
+}
+
+/** Printable ASCII only, whitespace collapsed, at most `max` characters. */
+export function shortText(text: string, max = 80): string {
+  const clean = text
+    .replace(/[^\x20-\x7e]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return clean.length <= max ? clean : `${clean.slice(0, max - 1)}…`;
 }
 
 /** The endpoint as it may appear in messages and logs: no user info, no query string. */
@@ -85,6 +99,17 @@ export class PrometheusProvider implements MetricsProvider {
       headers.Authorization = `Basic ${Buffer.from(pair, "utf8").toString("base64")}`;
     }
     const httpsAgent = options.caPem ? new HttpsAgent({ ca: options.caPem }) : undefined;
+    const allowRedirect = options.allowRedirect;
+    // Called by axios' redirect follower before it connects to the next location; throwing stops it there.
+    const beforeRedirect = allowRedirect
+      ? (next: { href?: string }) => {
+          if (next.href === undefined || !allowRedirect(new URL(next.href))) {
+            throw new PrometheusConfigError(
+              `Prometheus ${this.endpoint}: redirected to ${safeEndpoint(next.href ?? "")}, outside the controller's Prometheus URL policy; not followed`,
+            );
+          }
+        }
+      : undefined;
 
     this.driver = new PrometheusDriver({
       endpoint: options.endpoint,
@@ -94,6 +119,7 @@ export class PrometheusProvider implements MetricsProvider {
       requestInterceptor: {
         onFulfilled: (config) => {
           if (httpsAgent) config.httpsAgent = httpsAgent;
+          if (beforeRedirect) config.beforeRedirect = beforeRedirect;
           return config;
         },
       },
@@ -132,8 +158,18 @@ export class PrometheusProvider implements MetricsProvider {
     try {
       result = await this.driver.instantQuery(promql, this.now(), this.evaluationTimeout);
     } catch (rejection) {
+      const refused = refusedRedirect(rejection);
+      if (refused) throw refused;
       throw toPrometheusError(rejection, this.endpoint);
     }
     return toOutcome(result, this.endpoint);
   }
+}
+
+/** The refusal thrown by `beforeRedirect`, wherever the HTTP client and the driver wrapped it. */
+function refusedRedirect(rejection: unknown, depth = 0): PrometheusConfigError | undefined {
+  if (rejection instanceof PrometheusConfigError) return rejection;
+  if (typeof rejection !== "object" || rejection === null || depth > 5) return undefined;
+  const { cause, original } = rejection as { cause?: unknown; original?: unknown };
+  return refusedRedirect(cause, depth + 1) ?? refusedRedirect(original, depth + 1);
 }

@@ -47,12 +47,16 @@ export function createContext(input: PlanInput): PlanContext {
     previous,
     status: structuredClone(previous),
     requests: readRequests(input.app.metadata.annotations, input.spec.image),
-    problems: checkProblems(input.spec),
+    problems: [...checkProblems(input.spec), ...refusalProblems(input.observed)],
     events: [],
     removeAnnotations: [],
     ended: undefined,
     analysisWanted: false,
   };
+}
+
+function refusalProblems(observed: Observation): string[] {
+  return observed.analysisRefused === undefined ? [] : [observed.analysisRefused.message];
 }
 
 /** Adds an event to the plan. Callers emit only on a transition, so that a replayed plan says nothing new. */

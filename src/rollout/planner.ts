@@ -24,6 +24,7 @@ import { derivePhase } from "./phase.js";
 import { advanceStage, promotionOverdue } from "./stages.js";
 import type { InvalidSpecPlan } from "./reported.js";
 import { invalidSpecPlan } from "./reported.js";
+import { announceRefusal } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
 import { secondaryWeight, splitWeights } from "./steps.js";
 import type { Observation, Plan, PlanInput } from "./types.js";
@@ -86,12 +87,14 @@ export function plan(input: PlanInput): Plan {
  * `plan`, so the two never disagree.
  */
 export function analysisDue(input: AnalysisDueInput): boolean {
-  const { secondary, primary, routedWeights } = input.observed;
-  return evaluate({ ...input, observed: { primary, secondary, routedWeights } }).analysisWanted;
+  const { secondary, primary, routedWeights, analysisRefused } = input.observed;
+  const observed = { primary, secondary, routedWeights, ...(analysisRefused ? { analysisRefused } : {}) };
+  return evaluate({ ...input, observed }).analysisWanted;
 }
 
 function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean } {
   const ctx = createContext(input);
+  announceRefusal(ctx);
   settlePrimaryImage(ctx);
   handleInvalidRequests(ctx);
   const running = ctx.status.canary;

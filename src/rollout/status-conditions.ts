@@ -99,7 +99,7 @@ export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[
       ? {
           type: CONDITION.InvalidSpec,
           status: "True",
-          reason: "InvalidAnalysis",
+          reason: ctx.observed.analysisRefused?.reason ?? "InvalidAnalysis",
           message: ctx.problems.join("; "),
           ...gen,
         }

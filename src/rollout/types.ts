@@ -39,6 +39,11 @@ export interface Observation {
    * the order of `analysisChecks(spec)`.
    */
   analysis?: MetricResult[];
+  /**
+   * Why the controller will not query this app's Prometheus (a Secret not made for it, a URL outside its
+   * policy): the analysis cannot run, so no test takes traffic, and nothing is held against the image.
+   */
+  analysisRefused?: { reason: string; message: string };
 }
 
 export interface PlanInput {

@@ -37,14 +37,23 @@ export interface TestController {
   stop(): Promise<void>;
 }
 
-/** Runs the real controller in this process, watching one namespace, without leader election. */
+/**
+ * The URL policy of controllers under test: the default (in-cluster Services) and the loopback address,
+ * where the tests' Prometheus listens.
+ */
+export const TEST_URL_POLICY = "--prometheus-url-policy=127.0.0.1,*.svc,*.svc.cluster.local";
+
+/**
+ * Runs the real controller in this process, watching one namespace, without leader election, with
+ * `TEST_URL_POLICY` unless `extraFlags` give another.
+ */
 export function runController(
   namespace: string,
   extraFlags: string[] = [],
   env: Record<string, string> = {},
 ): TestController {
   const config = loadConfig(
-    [`--namespaces=${namespace}`, "--leader-elect=false", "--http-address=127.0.0.1:0", ...extraFlags],
+    [`--namespaces=${namespace}`, "--leader-elect=false", "--http-address=127.0.0.1:0", TEST_URL_POLICY, ...extraFlags],
     { KUBECONFIG: process.env["KUBECONFIG"], ...env },
   );
   const observer = new RecordingObserver();

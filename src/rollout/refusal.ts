@@ -1,0 +1,18 @@
+import { CONDITION } from "../api/types.js";
+import { findCondition } from "./conditions.js";
+import type { PlanContext } from "./context.js";
+import { emit } from "./context.js";
+
+/**
+ * Says once, as a Warning Event, that the controller refuses to query the app's Prometheus (the refusal
+ * becomes the InvalidSpec condition too): again only when the reason or message changes, so a replayed
+ * plan says nothing new.
+ */
+export function announceRefusal(ctx: PlanContext): void {
+  const refused = ctx.observed.analysisRefused;
+  if (refused === undefined) return;
+  const previous = findCondition(ctx.previous.conditions, CONDITION.InvalidSpec);
+  const said =
+    previous?.status === "True" && previous.reason === refused.reason && previous.message.includes(refused.message);
+  if (!said) emit(ctx, "Warning", refused.reason, refused.message);
+}
