@@ -15,7 +15,8 @@ export interface KubectlResult {
 
 /**
  * The real kubectl of the toolchain, with `pluginDir` first on PATH so that kubectl discovers
- * `kubectl-canaryapp` there, and this process's Node next (the plugin's shim runs `node`).
+ * `kubectl-canaryapp` there, and this process's Node next (the plugin's shim runs `node`). It runs in the
+ * repository root, so that paths read as the README writes them.
  */
 export class Kubectl {
   readonly binary: string;
@@ -40,7 +41,12 @@ export class Kubectl {
       execFile(
         this.binary,
         args,
-        { env: { ...this.env, ...options.env }, timeout: options.timeoutMs ?? 60_000, encoding: "utf8" },
+        {
+          cwd: findRepoRoot(),
+          env: { ...this.env, ...options.env },
+          timeout: options.timeoutMs ?? 60_000,
+          encoding: "utf8",
+        },
         (error, stdout, stderr) => {
           const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
           resolve({ code, stdout, stderr, ms: Date.now() - started });
@@ -51,7 +57,7 @@ export class Kubectl {
 
   /** Starts kubectl and keeps it running; its output accumulates in `output()`. */
   spawn(args: string[]): RunningKubectl {
-    const child = spawn(this.binary, args, { env: this.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(this.binary, args, { cwd: findRepoRoot(), env: this.env, stdio: ["ignore", "pipe", "pipe"] });
     return new RunningKubectl(child);
   }
 }
