@@ -10,11 +10,11 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { CoreV1Api, loadYaml } from "@kubernetes/client-node";
+import { ApiextensionsV1Api, CoreV1Api, loadYaml } from "@kubernetes/client-node";
 import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
 import { ANNOTATIONS, type CanaryApp } from "../../src/api/types.js";
 import { runController, type TestController } from "../support/controller.js";
-import { testKubeConfig } from "../support/kube.js";
+import { eventually, testKubeConfig } from "../support/kube.js";
 import { Kubectl, linkPlugin } from "../support/kubectl.js";
 import { startRolloutEnv, type RolloutEnv } from "../support/rollout-env.js";
 import { RolloutRecorder } from "../support/rollout-recorder.js";
@@ -206,5 +206,52 @@ describe("integrations/argocd/argocd-cm.yaml", () => {
       readFileSync(join(dir, "health.lua"), "utf8"),
     );
     assert.match(cm.data?.["resource.customizations.actions.canaryapp.io_CanaryApp"] ?? "", /- name: resume/);
+  });
+
+  test("the AppProject and Application apply with the README's command", { timeout: 60_000 }, async () => {
+    // Stand-ins for Argo CD's CRDs (no Argo CD here): they accept any spec, so this checks the command
+    // and that the files are well-formed objects of the right kinds, not Argo CD's own validation.
+    const kc = testKubeConfig();
+    const extensions = kc.makeApiClient(ApiextensionsV1Api);
+    for (const [kind, plural] of [
+      ["AppProject", "appprojects"],
+      ["Application", "applications"],
+    ] as const) {
+      await extensions.createCustomResourceDefinition({
+        body: {
+          metadata: { name: `${plural}.argoproj.io` },
+          spec: {
+            group: "argoproj.io",
+            scope: "Namespaced",
+            names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
+            versions: [
+              {
+                name: "v1alpha1",
+                served: true,
+                storage: true,
+                schema: { openAPIV3Schema: { type: "object", x_kubernetes_preserve_unknown_fields: true } },
+              },
+            ],
+          },
+        },
+      });
+      await eventually(`${plural}.argoproj.io established`, async () => {
+        const crd = await extensions.readCustomResourceDefinition({ name: `${plural}.argoproj.io` });
+        return crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ? true : undefined;
+      });
+    }
+    const kubectl = new Kubectl(linkPlugin());
+    const r = await kubectl.run([
+      "apply",
+      "-n",
+      "argocd",
+      "-f",
+      "examples/argocd-app/project.yaml",
+      "-f",
+      "examples/argocd-app/application.yaml",
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^appproject.argoproj.io\/shop created$/m);
+    assert.match(r.stdout, /^application.argoproj.io\/shop created$/m);
   });
 });

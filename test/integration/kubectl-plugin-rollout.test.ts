@@ -34,7 +34,7 @@ describe("kubectl canaryapp during real rollouts", () => {
       await live.until(/^Phase: +Healthy$/m);
       const set = await plugin("set", "image", name, v2);
       assert.equal(set.code, 0, set.stderr);
-      const wait = await plugin("wait", name, "--for=healthy", "--timeout=2m");
+      const wait = await plugin("wait", name, "--for=healthy", "--timeout=10m");
       const exitedAt = Date.now();
       assert.equal(wait.code, 0, wait.stderr);
       assert.equal(wait.stdout.trim(), `canaryapp.canaryapp.io/${name} condition met: ${v2} is healthy on the primary`);

@@ -298,6 +298,11 @@ describe("kubectl canaryapp (the kubectl plugin)", () => {
     assert.match(tree[2] ?? "", /^├── Deployment\/tree-secondary {2}.*web:v2 {2}ready 0\/1/);
     assert.equal(tree[3], "└── VirtualService/tree  primary 80  secondary 20");
 
+    const wide = await plugin("get", "tree", "-o", "wide");
+    assert.equal(wide.code, 0, wide.stderr);
+    assert.ok(wide.stdout.includes("└── VirtualService/tree  primary 80  secondary 20"), wide.stdout);
+    const json = await plugin("get", "tree", "-o", "json");
+    assert.equal((JSON.parse(json.stdout) as CanaryApp).metadata.name, "tree");
     const yaml = await plugin("get", "tree", "-o", "yaml");
     assert.equal(loadYaml<CanaryApp>(yaml.stdout).status?.canary?.step, 1);
   });
