@@ -16,6 +16,18 @@ const LUA = process.env["LUA"] ?? "lua5.1";
 const ROOT = findRepoRoot();
 const DIR = join(ROOT, "integrations/argocd/resource_customizations/canaryapp.io/CanaryApp");
 
+/** Fails at once, with the fix, when the interpreter is missing (`make deps` installs it). */
+function requireLua(): void {
+  try {
+    execFileSync(LUA, ["-v"], { stdio: "pipe" });
+  } catch (error) {
+    throw new Error(`${LUA} is needed to test the Argo CD Lua: apt-get install lua5.1 (or make deps)`, {
+      cause: error,
+    });
+  }
+}
+requireLua();
+
 /** A Lua 5.1 literal for a JSON value (strings escaped byte by byte: Lua 5.1 has no \u escapes). */
 export function toLua(value: unknown): string {
   if (value === null || value === undefined) return "nil";

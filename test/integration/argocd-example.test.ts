@@ -253,5 +253,8 @@ describe("integrations/argocd/argocd-cm.yaml", () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^appproject.argoproj.io\/shop created$/m);
     assert.match(r.stdout, /^application.argoproj.io\/shop created$/m);
+    for (const plural of ["appprojects", "applications"]) {
+      await extensions.deleteCustomResourceDefinition({ name: `${plural}.argoproj.io` });
+    }
   });
 });
