@@ -12,6 +12,7 @@ export PATH := $(CACHE)/node-$(NODE_MAJOR)/node_modules/node/bin:$(PATH)
 BIN := node_modules/.bin
 PROFILE ?= cluster
 ARGS ?=
+PREFIX ?= $(HOME)/.local
 
 ##@ General
 
@@ -83,6 +84,12 @@ bench: build ## Run the benchmarks
 .PHONY: demo
 demo: deps build ## Run the demo scenario (ARGS=... passed through)
 	node dist/e2e/demo/main.js $(ARGS)
+
+.PHONY: install-plugin
+install-plugin: build ## Link the kubectl plugin (kubectl canaryapp) into $(PREFIX)/bin (PREFIX=~/.local)
+	mkdir -p "$(PREFIX)/bin"
+	ln -sf "$(CURDIR)/bin/kubectl-canaryapp" "$(PREFIX)/bin/kubectl-canaryapp"
+	@echo "installed $(PREFIX)/bin/kubectl-canaryapp; with $(PREFIX)/bin on PATH: kubectl canaryapp --help"
 
 .PHONY: cluster-up
 cluster-up: build ## Start a local control plane (PROFILE=api|cluster) until Ctrl-C; prints export KUBECONFIG=...

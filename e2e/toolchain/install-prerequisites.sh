@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian bookworm machine (as root) for `make test`: the apt packages the tests run
-# (openssl, shellcheck, prometheus — whose binary the tests start themselves, never as a service), Node in the project cache,
+# (openssl, shellcheck, lua5.1 for the Argo CD Lua tests, prometheus — whose binary the tests start themselves, never as a
+# service), Node in the project cache,
 # then the local control plane (build-control-plane.sh). Idempotent: what is present is not installed again.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -20,6 +21,7 @@ missing=()
 command -v openssl >/dev/null || missing+=(openssl)
 command -v prometheus >/dev/null || missing+=(prometheus)
 command -v shellcheck >/dev/null || missing+=(shellcheck)
+command -v lua5.1 >/dev/null || missing+=(lua5.1)
 command -v make >/dev/null || missing+=(make)
 command -v npm >/dev/null || missing+=(npm)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)

@@ -1,0 +1,175 @@
+import type { CoreV1Event, KubernetesObject } from "@kubernetes/client-node";
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
+import type { CanaryApp } from "../api/types.js";
+import { GROUP, LABELS, PLURAL, VERSION } from "../api/types.js";
+import { createClients, loadKubeConfig, type KubeClients } from "../kube/client.js";
+import { childNames } from "../resources/meta.js";
+import { ISTIO_NETWORKING } from "../resources/istio.js";
+import type { AnnotationPatch } from "./controls.js";
+import type { Snapshot, VirtualServiceView } from "./view.js";
+
+/** kubectl's connection flags, as every verb takes them. */
+export interface ConnectionFlags {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+}
+
+/** The field manager of the plugin's writes, so managedFields say who changed what. */
+export const CLI_FIELD_MANAGER = "kubectl-canaryapp";
+
+const MERGE_PATCH = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+
+/** A connection to one namespace of one cluster, resolved as kubectl resolves it. */
+export class Cluster {
+  readonly namespace: string;
+  readonly clients: KubeClients;
+
+  constructor(flags: ConnectionFlags) {
+    const kc = loadKubeConfig(flags.kubeconfig);
+    if (flags.context !== undefined) {
+      if (kc.getContextObject(flags.context) === null) {
+        throw new Error(`context was not found for specified context: ${flags.context}`);
+      }
+      kc.setCurrentContext(flags.context);
+    }
+    this.namespace = flags.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? "default";
+    this.clients = createClients(kc);
+  }
+
+  private ref(name: string) {
+    return { group: GROUP, version: VERSION, plural: PLURAL, namespace: this.namespace, name };
+  }
+
+  async getApp(name: string): Promise<CanaryApp> {
+    return (await this.clients.customObjects.getNamespacedCustomObject(this.ref(name))) as CanaryApp;
+  }
+
+  /** Sets (string) or removes (null) annotations with a JSON merge patch; returns the patched app. */
+  async annotate(name: string, annotations: AnnotationPatch): Promise<CanaryApp> {
+    return (await this.clients.customObjects.patchNamespacedCustomObject(
+      { ...this.ref(name), body: { metadata: { annotations } }, fieldManager: CLI_FIELD_MANAGER },
+      MERGE_PATCH,
+    )) as CanaryApp;
+  }
+
+  /** Changes spec.image, which starts a test of the new image. */
+  async setImage(name: string, image: string): Promise<CanaryApp> {
+    return (await this.clients.customObjects.patchNamespacedCustomObject(
+      { ...this.ref(name), body: { spec: { image } }, fieldManager: CLI_FIELD_MANAGER },
+      MERGE_PATCH,
+    )) as CanaryApp;
+  }
+
+  /** Everything `get NAME` shows, read once. */
+  async snapshot(name: string): Promise<Snapshot> {
+    const app = await this.getApp(name);
+    const labelSelector = `${LABELS.app}=${name}`;
+    const [deployments, pods, virtualService, events] = await Promise.all([
+      this.clients.apps.listNamespacedDeployment({ namespace: this.namespace, labelSelector }),
+      this.clients.core.listNamespacedPod({ namespace: this.namespace, labelSelector }),
+      this.clients.customObjects
+        .getNamespacedCustomObject({
+          ...ISTIO_NETWORKING,
+          plural: "virtualservices",
+          namespace: this.namespace,
+          name: childNames(name).virtualService,
+        })
+        .then((vs) => vs as VirtualServiceView)
+        .catch(() => undefined),
+      this.clients.core.listNamespacedEvent({ namespace: this.namespace, fieldSelector: eventSelector(name) }),
+    ]);
+    return { app, deployments: deployments.items, pods: pods.items, virtualService, events: events.items };
+  }
+
+  /** Watch paths and selectors of everything `get NAME -w` shows. */
+  watchSources(name: string): WatchSource[] {
+    const ns = this.namespace;
+    const labelSelector = `${LABELS.app}=${name}`;
+    return [
+      {
+        key: "app",
+        path: `/apis/${GROUP}/${VERSION}/namespaces/${ns}/${PLURAL}`,
+        query: { fieldSelector: `metadata.name=${name}` },
+      },
+      { key: "deployments", path: `/apis/apps/v1/namespaces/${ns}/deployments`, query: { labelSelector } },
+      { key: "pods", path: `/api/v1/namespaces/${ns}/pods`, query: { labelSelector } },
+      {
+        key: "virtualService",
+        path: `/apis/${ISTIO_NETWORKING.group}/${ISTIO_NETWORKING.version}/namespaces/${ns}/virtualservices`,
+        query: { fieldSelector: `metadata.name=${childNames(name).virtualService}` },
+      },
+      { key: "events", path: `/api/v1/namespaces/${ns}/events`, query: { fieldSelector: eventSelector(name) } },
+    ];
+  }
+
+  /**
+   * Follows one source: a watch without a resourceVersion first replays the current objects as ADDED, then
+   * streams changes; when the server ends it, it is opened again (and the replay rebuilds the set).
+   */
+  follow(source: WatchSource, onChange: (objects: KubernetesObject[]) => void): { stop(): void } {
+    const objects = new Map<string, KubernetesObject>();
+    let controller: AbortController | undefined;
+    let stopped = false;
+    const open = async (): Promise<void> => {
+      objects.clear();
+      controller = await this.clients.watch.watch(
+        source.path,
+        source.query,
+        (type: string, object: KubernetesObject) => {
+          const key = object.metadata?.uid ?? object.metadata?.name ?? "";
+          if (type === "DELETED") objects.delete(key);
+          else if (type === "ADDED" || type === "MODIFIED") objects.set(key, object);
+          else return;
+          onChange([...objects.values()]);
+        },
+        () => {
+          if (!stopped) setTimeout(() => void open().catch(() => undefined), 500);
+        },
+      );
+    };
+    void open().catch(() => {
+      if (!stopped) setTimeout(() => void open().catch(() => undefined), 500);
+    });
+    return {
+      stop: () => {
+        stopped = true;
+        controller?.abort();
+      },
+    };
+  }
+}
+
+/** One thing `get -w` and `wait` watch. */
+export interface WatchSource {
+  key: "app" | "deployments" | "pods" | "virtualService" | "events";
+  path: string;
+  query: Record<string, string>;
+}
+
+function eventSelector(name: string): string {
+  return `involvedObject.kind=CanaryApp,involvedObject.name=${name}`;
+}
+
+/** Puts what the watches delivered into a snapshot. */
+export function applyWatched(
+  snapshot: Partial<Snapshot>,
+  key: WatchSource["key"],
+  objects: KubernetesObject[],
+): Partial<Snapshot> {
+  switch (key) {
+    case "app": {
+      const app = objects[0] as CanaryApp | undefined;
+      const { app: _gone, ...rest } = snapshot;
+      return app === undefined ? rest : { ...snapshot, app };
+    }
+    case "deployments":
+      return { ...snapshot, deployments: objects };
+    case "pods":
+      return { ...snapshot, pods: objects };
+    case "virtualService":
+      return { ...snapshot, virtualService: objects[0] };
+    case "events":
+      return { ...snapshot, events: objects as CoreV1Event[] };
+  }
+}
