@@ -109,14 +109,15 @@ export class Cluster {
    */
   follow(source: WatchSource, onChange: (objects: KubernetesObject[]) => void): { stop(): void } {
     const objects = new Map<string, KubernetesObject>();
-    let controller: AbortController | undefined;
+    let controller: { abort(): void } | undefined;
     let stopped = false;
     const open = async (): Promise<void> => {
       objects.clear();
       controller = await this.clients.watch.watch(
         source.path,
         source.query,
-        (type: string, object: KubernetesObject) => {
+        (type: string, raw: unknown) => {
+          const object = raw as KubernetesObject;
           const key = object.metadata?.uid ?? object.metadata?.name ?? "";
           if (type === "DELETED") objects.delete(key);
           else if (type === "ADDED" || type === "MODIFIED") objects.set(key, object);

@@ -23,8 +23,11 @@ const README = await readFile(join(root, "README.md"), "utf8");
 const APP = "canaryapp-sample";
 const NAMESPACE = "canaryapp-demo";
 
-/** Where each README command is run: "here" (this file) or the test file that runs it. */
-const COVERAGE: { command: RegExp; by: string }[] = [
+/**
+ * Where each README command is run: "here" (this file), or another test file that must contain the given
+ * fragments (the lines that run it), so a test that stops running a README command fails here too.
+ */
+const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   { command: /^make demo$/, by: "here" },
   { command: /^make demo ARGS=--keep$/, by: "here" },
   { command: /^make help$/, by: "here" },
@@ -33,8 +36,66 @@ const COVERAGE: { command: RegExp; by: string }[] = [
   { command: /^node dist\/src\/main\.js --help$/, by: "here" },
   { command: /^kubectl kustomize config\/default \| kubectl apply --server-side -f -$/, by: "here" },
   { command: /^kubectl (patch|get|describe|annotate) canaryapp NAME/, by: "here" },
+  { command: /^kubectl label secret NAME canaryapp\.io\/prometheus-credentials=true$/, by: "here" },
   // .ci/run runs `make test`, whose prerequisites are these targets (checked below).
   { command: /^make (test|build|lint|test-unit|test-integration|test-e2e|test-docs)$/, by: ".ci/run (make test)" },
+  {
+    command: /^make install-plugin PREFIX=~\/\.local$/,
+    by: "test/integration/kubectl-plugin.test.ts",
+    contains: ['"install-plugin", `PREFIX=${prefix}`'],
+  },
+  {
+    command: /^kubectl canaryapp get NAME$/,
+    by: "test/integration/kubectl-plugin.test.ts",
+    contains: ['plugin("get", "tree")'],
+  },
+  {
+    command: /^kubectl canaryapp get NAME -w$/,
+    by: "test/integration/kubectl-plugin-rollout.test.ts",
+    contains: ['"canaryapp", "get", name, "-w"'],
+  },
+  {
+    command: /^kubectl canaryapp set image NAME repo\/app:v2$/,
+    by: "test/integration/kubectl-plugin-rollout.test.ts",
+    contains: ['plugin("set", "image", name, v2)'],
+  },
+  {
+    command: /^kubectl canaryapp pause NAME$/,
+    by: "test/integration/kubectl-plugin.test.ts",
+    contains: ['plugin("pause", "controls")'],
+  },
+  {
+    command: /^kubectl canaryapp history NAME$/,
+    by: "test/integration/kubectl-plugin-rollout.test.ts",
+    contains: ['plugin("history", name)'],
+  },
+  {
+    command: /^kubectl canaryapp wait NAME --for=healthy --timeout=10m$/,
+    by: "test/integration/kubectl-plugin-rollout.test.ts",
+    contains: ['plugin("wait", name, "--for=healthy", "--timeout=10m")'],
+  },
+  {
+    command: /^kubectl get canaryapp -o wide$/,
+    by: "test/integration/kubectl-plugin.test.ts",
+    contains: ['["get", "canaryapp", "cols", "-n", namespace, "-o", "wide"]'],
+  },
+  {
+    command:
+      /^kubectl -n argocd patch configmap argocd-cm --type merge --patch-file integrations\/argocd\/argocd-cm\.yaml$/,
+    by: "test/integration/argocd-example.test.ts",
+    contains: ['"patch",', '"--patch-file",', '"integrations/argocd/argocd-cm.yaml",'],
+  },
+  {
+    command: /^kubectl diff --server-side -f examples\/argocd-app\/app -n shop$/,
+    by: "test/integration/argocd-example.test.ts",
+    contains: ['["diff", "--server-side", "-f", dir, ...ns()]', 'const APP_DIR = "examples/argocd-app/app"'],
+  },
+  {
+    command:
+      /^kubectl apply -n argocd -f examples\/argocd-app\/project\.yaml -f examples\/argocd-app\/application\.yaml$/,
+    by: "test/integration/argocd-example.test.ts",
+    contains: ['"examples/argocd-app/project.yaml",', '"examples/argocd-app/application.yaml",'],
+  },
 ];
 
 interface Run {
@@ -104,10 +165,19 @@ function show(title: string, text: string): void {
 const commands = readmeCommands(README);
 
 describe("README commands", () => {
-  test("every command in the README is run by a test", () => {
+  test("every command in the README is run by a test", async () => {
     assert.ok(commands.length >= 15, `found only ${commands.length} commands: ${commands.join(" | ")}`);
     const uncovered = commands.filter((c) => !COVERAGE.some((entry) => entry.command.test(c)));
     assert.deepEqual(uncovered, [], "README commands that no test runs: add them to COVERAGE and run them");
+    for (const entry of COVERAGE.filter((e) => e.contains !== undefined)) {
+      const source = await readFile(join(root, entry.by), "utf8");
+      for (const fragment of entry.contains ?? []) {
+        assert.ok(
+          source.includes(fragment),
+          `${entry.by} no longer runs ${String(entry.command)} (missing ${fragment})`,
+        );
+      }
+    }
     console.log(`# ${commands.length} README commands:`);
     for (const c of commands) console.log(`#   ${c}   ← ${COVERAGE.find((e) => e.command.test(c))?.by ?? "?"}`);
   });
@@ -254,6 +324,19 @@ describe("make demo ARGS=--keep, then the README's one-liners against the demo's
     await run(using("kubectl annotate canaryapp NAME canaryapp.io/retry="), { "repo/app:v3": `${image}:v5` });
     await until("v5 tested again", async () => (await get("{.status.phase}")) !== "Failed");
     assert.doesNotMatch(await get("{.status.failedImages[*].image}"), /:v5/);
+
+    // A Secret made usable as Prometheus credentials, as the Security section says.
+    assert.equal((await sh(`kubectl create secret generic prom-auth --from-literal=token=t`, env)).code, 0);
+    await run(using("kubectl label secret NAME canaryapp.io/prometheus-credentials"), { [APP]: "prom-auth" });
+    assert.equal(
+      (
+        await sh(
+          `kubectl get secret prom-auth -o jsonpath='{.metadata.labels.canaryapp\\.io/prometheus-credentials}'`,
+          env,
+        )
+      ).stdout,
+      "true",
+    );
 
     // The install line, verbatim, against the same cluster.
     const install = await run(using("kubectl kustomize config/default"));
