@@ -40,6 +40,12 @@ export const ANNOTATIONS = {
   retry: "canaryapp.io/retry",
 } as const;
 
+/**
+ * On an existing object named like one of a CanaryApp's children (a Service, a Deployment, …): hands it over
+ * to the CanaryApp it names, which then owns and manages it. Without it such an object is never changed.
+ */
+export const ADOPT_ANNOTATION = "canaryapp.io/adopt";
+
 export interface ObjectMeta {
   name?: string;
   namespace?: string;

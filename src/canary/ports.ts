@@ -1,6 +1,7 @@
 import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
 import type { PlannedEvent } from "../rollout/types.js";
 import type { ChildObject, ChildRef } from "../resources/children.js";
+import type { ExistingObject } from "../resources/ownership.js";
 
 /** Read access to one informer cache. Objects returned must not be mutated. */
 export interface ObjectCache<T = unknown> {
@@ -34,6 +35,8 @@ export interface ClusterWriter {
   replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<string | undefined>;
   /** Remove metadata annotations from the app. */
   removeAnnotations(app: CanaryApp, keys: string[]): Promise<void>;
+  /** Read an object the caches do not hold (one not labelled as ours); undefined when it does not exist. */
+  read(ref: ChildRef): Promise<ExistingObject | undefined>;
 }
 
 export interface EventSink {

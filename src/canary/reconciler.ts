@@ -6,6 +6,7 @@ import { splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import type { AnalysisProvider } from "../metrics/analysis-provider.js";
 import { desiredChildren } from "../resources/children.js";
+import { takeOverRefusal } from "../resources/ownership.js";
 import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { WorkloadTarget } from "../workload/workload.js";
@@ -55,6 +56,14 @@ export class StaleStatusError extends Error {
  * The write is guarded by resourceVersion, so a reconcile that planned from a stale cache loses and
  * re-plans instead of overwriting newer state.
  */
+/** How often a CanaryApp blocked by an object it does not own looks again for the hand-over annotation. */
+export const NOT_OWNED_RECHECK_SECONDS = 10;
+
+/** An object named like a child exists and may not be taken over (see takeOverRefusal). */
+class ChildNotOwnedError extends Error {
+  override name = "ChildNotOwnedError";
+}
+
 export class CanaryReconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -79,11 +88,12 @@ export class CanaryReconciler {
     const plan = planning.kind === "ready" ? planning.plan : planning.complete(await this.analyse(app, planning, log));
     await this.record(app, plan, key, log);
     const rejection = await this.actOrRejection(app, planning.spec, plan, log);
-    await this.persist(app, childrenApplied(app.status ?? {}, rejection, now), key);
+    await this.persist(app, childrenApplied(app.status ?? {}, rejection?.message, now), key);
     if (rejection !== undefined) {
-      // Retrying cannot help until the spec changes, and a spec change reconciles again by itself.
-      await this.emit(app, { type: "Warning", reason: "ChildRejected", message: rejection }, log);
-      return this.finish(app);
+      // Retrying cannot help until the spec changes, and a spec change reconciles again by itself; an object
+      // in the way that is not ours may be handed over with an annotation on it, which no watch of ours sees.
+      await this.emit(app, { type: "Warning", reason: rejection.reason, message: rejection.message }, log);
+      return this.finish(app, rejection.reason === "ChildNotOwned" ? NOT_OWNED_RECHECK_SECONDS : undefined);
     }
     if (plan.removeAnnotations.length > 0) await this.deps.writer.removeAnnotations(app, plan.removeAnnotations);
     return this.finish(app, plan.requeueAfterSeconds);
@@ -155,13 +165,14 @@ export class CanaryReconciler {
     spec: ResolvedSpec,
     result: Plan,
     log: Logger,
-  ): Promise<string | undefined> {
+  ): Promise<{ reason: "ChildRejected" | "ChildNotOwned"; message: string } | undefined> {
     try {
       await this.act(app, spec, result, log);
       return undefined;
     } catch (error) {
+      if (error instanceof ChildNotOwnedError) return { reason: "ChildNotOwned", message: error.message };
       const code = statusCodeOf(error);
-      if (code === 400 || code === 422) return toError(error).message;
+      if (code === 400 || code === 422) return { reason: "ChildRejected", message: toError(error).message };
       throw error;
     }
   }
@@ -172,6 +183,17 @@ export class CanaryReconciler {
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);
       if (alreadyApplied(hashed, existing)) continue;
+      if (existing === undefined) {
+        // Not in our caches (which hold only objects labelled as ours): something else may own this name.
+        const ref = {
+          apiVersion: child.apiVersion,
+          kind: child.kind,
+          namespace: child.metadata.namespace,
+          name: child.metadata.name,
+        };
+        const refusal = takeOverRefusal(await this.deps.writer.read(ref), app);
+        if (refusal !== undefined) throw new ChildNotOwnedError(refusal);
+      }
       await this.deps.writer.apply(hashed);
       const action = existing ? "Updated" : "Created";
       log.info({ kind: child.kind, child: child.metadata.name }, `${action.toLowerCase()} child`);

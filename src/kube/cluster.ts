@@ -8,6 +8,7 @@ import { API_VERSION, KIND } from "../api/types.js";
 import type { ObjectRef } from "./apply.js";
 import { deleteIfExists, patchMetadataAnnotations, patchStatus, serverSideApply } from "./apply.js";
 import type { KubeClients } from "./client.js";
+import { isNotFound, toError } from "./errors.js";
 import type { EventRecorder, EventType } from "./events.js";
 import { CANARY_APPS } from "./kinds.js";
 
@@ -35,6 +36,18 @@ export function clusterWriter(clients: KubeClients, wrote: WriteObserver) {
         { previous: app.status ?? {}, ...(resourceVersion ? { resourceVersion } : {}) },
       );
       return resourceVersionOf(updated);
+    },
+    async read(ref: ObjectRef): Promise<KubernetesObject | undefined> {
+      try {
+        return await clients.objects.read({
+          apiVersion: ref.apiVersion,
+          kind: ref.kind,
+          metadata: { name: ref.name, namespace: ref.namespace },
+        });
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw toError(error, `${ref.kind} ${ref.namespace ?? ""}/${ref.name}: read`);
+      }
     },
     async removeAnnotations(app: CanaryApp, keys: string[]): Promise<void> {
       wrote(KIND, "annotate");
