@@ -40,6 +40,11 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   // .ci/run runs `make test`, whose prerequisites are these targets (checked below).
   { command: /^make (test|build|lint|test-unit|test-integration|test-e2e|test-docs)$/, by: ".ci/run (make test)" },
   {
+    command: /^kubectl -n shop annotate service web canaryapp\.io\/adopt=web$/,
+    by: "test/integration/adoption.test.ts",
+    contains: ["annotate service shop canaryapp\\.io\\/adopt=shop", "await run(kubectl, args"],
+  },
+  {
     command: /^make install-plugin PREFIX=~\/\.local$/,
     by: "test/integration/kubectl-plugin.test.ts",
     contains: ['"install-plugin", `PREFIX=${prefix}`'],
