@@ -19,6 +19,8 @@ export interface ResolvedSpec {
   analysis: ResolvedAnalysis;
   /** Seconds the secondary is kept after the route stops sending it traffic. */
   drainSeconds: number;
+  /** An autoscaler owns the primary's replicas. */
+  autoscalerRef: { name: string } | undefined;
   service: Required<Pick<ServiceSpec, "port" | "hosts" | "gateways">>;
   pod: PodSettings;
 }
@@ -97,6 +99,7 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
       metrics: analysis?.metrics ?? [],
     },
     drainSeconds: spec.drainSeconds ?? DEFAULTS.drainSeconds,
+    autoscalerRef: spec.autoscalerRef,
     service: {
       port: spec.service?.port ?? DEFAULTS.servicePort,
       hosts: spec.service?.hosts ?? [],

@@ -86,6 +86,12 @@ export interface CanaryAppSpec {
    * proxies have the new route before its pods go. Default 5.
    */
   drainSeconds?: number;
+  /**
+   * A HorizontalPodAutoscaler of yours that scales the primary Deployment (`<name>-primary`): the controller
+   * then never sets the primary's replicas, so it does not fight the autoscaler. The secondary keeps
+   * testReplicas.
+   */
+  autoscalerRef?: { name: string };
   service?: ServiceSpec;
   pod?: PodSettings;
 }

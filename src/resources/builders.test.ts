@@ -56,6 +56,17 @@ describe("buildDeployment", () => {
   });
 });
 
+describe("buildDeployment with an autoscaler", () => {
+  test("the primary carries no replicas (the autoscaler owns them); the secondary keeps testReplicas", () => {
+    const app = seedApp({ autoscalerRef: { name: "web-hpa" } });
+    const spec = withDefaults(app.spec);
+    const primary = buildDeployment(app, spec, "primary", { image: "img:v1", replicas: 2 });
+    assert.equal("replicas" in primary.spec, false);
+    const secondary = buildDeployment(app, spec, "secondary", { image: "img:v2", replicas: 1 });
+    assert.equal(secondary.spec.replicas, 1);
+  });
+});
+
 describe("Service, DestinationRule, VirtualService", () => {
   test("the Service targets the listen port and selects both tracks", () => {
     const s = buildService(app, spec);

@@ -14,7 +14,8 @@ export interface DeploymentObject {
   kind: "Deployment";
   metadata: ChildMeta;
   spec: {
-    replicas: number;
+    /** Absent on a primary that an autoscaler sizes (spec.autoscalerRef). */
+    replicas?: number;
     selector: { matchLabels: Record<string, string> };
     progressDeadlineSeconds: number;
     strategy: { type: "RollingUpdate"; rollingUpdate: { maxUnavailable: number | string; maxSurge: number | string } };
@@ -54,7 +55,8 @@ export function buildDeployment(
     kind: "Deployment",
     metadata: childMeta(app, deploymentName(name, track), track),
     spec: {
-      replicas: want.replicas,
+      // An autoscaler owns the primary's size: a replicas field in our apply would undo its every change.
+      ...(track === "primary" && spec.autoscalerRef !== undefined ? {} : { replicas: want.replicas }),
       selector: { matchLabels: selector },
       progressDeadlineSeconds: spec.analysis.progressDeadlineSeconds,
       // Never below the wanted capacity while the primary takes a promoted image.
