@@ -121,3 +121,25 @@ describe("comparing in the API server's canonical form", () => {
     assert.ok(!isSubset({ metadata: { labels: { v: "1k" } } }, { metadata: { labels: { v: "1000" } } }));
   });
 });
+
+describe("drift that changes what a child does", () => {
+  const vs = {
+    spec: { http: [{ name: "canary", route: [{ destination: { host: "h", subset: "primary" }, weight: 100 }] }] },
+  };
+  test("a hand-added fault or match on the canary route is drift", () => {
+    const withFault = structuredClone(vs) as { spec: { http: Record<string, unknown>[] } };
+    const route = withFault.spec.http[0];
+    if (route) route["fault"] = { abort: { httpStatus: 500, percentage: { value: 100 } } };
+    assert.ok(!isSubset(vs, withFault));
+    const withMatch = structuredClone(vs) as { spec: { http: Record<string, unknown>[] } };
+    const matched = withMatch.spec.http[0];
+    if (matched) matched["match"] = [{ uri: { prefix: "/" } }];
+    assert.ok(!isSubset(vs, withMatch));
+    assert.ok(isSubset(vs, structuredClone(vs)));
+  });
+  test("a paused Deployment is drift; an omitted false is not", () => {
+    const want = { spec: { paused: false } };
+    assert.ok(isSubset(want, { spec: {} }));
+    assert.ok(!isSubset(want, { spec: { paused: true } }));
+  });
+});

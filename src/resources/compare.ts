@@ -49,8 +49,24 @@ export function alreadyApplied(desired: WithMeta, actual: unknown): boolean {
 }
 
 /**
- * Every value in `want` is present and equal in `have`; arrays must match element by element. Values under
- * `resources.requests` and `resources.limits` are quantities and compare by value.
+ * Objects at these paths must hold exactly the keys the controller sets: a key added by hand there changes
+ * what the child does (a `fault`, `match`, `mirror` or `retries` on the canary route, a traffic policy on a
+ * subset), so it counts as drift to repair. Elsewhere the server's defaults and other managers' fields do not.
+ */
+const CLOSED_PATHS: readonly (readonly string[])[] = [
+  ["spec", "http", "[]"],
+  ["spec", "http", "[]", "route", "[]"],
+  ["spec", "subsets", "[]"],
+];
+
+function isClosed(path: readonly string[]): boolean {
+  return CLOSED_PATHS.some((closed) => closed.length === path.length && closed.every((part, i) => part === path[i]));
+}
+
+/**
+ * Every value in `want` is present and equal in `have`; arrays must match element by element; objects at
+ * the CLOSED_PATHS hold no other keys. Values under `resources.requests` and `resources.limits` are
+ * quantities and compare by value.
  */
 export function isSubset(want: unknown, have: unknown, path: readonly string[] = []): boolean {
   if (Array.isArray(want)) {
@@ -61,11 +77,14 @@ export function isSubset(want: unknown, have: unknown, path: readonly string[] =
   if (want !== null && typeof want === "object") {
     if (have === null || typeof have !== "object" || Array.isArray(have)) return false;
     const record = have as Record<string, unknown>;
+    if (isClosed(path) && Object.keys(record).some((key) => !(key in want))) return false;
     return Object.entries(want).every(
       ([key, value]) => value === undefined || isSubset(value, record[key], [...path, key]),
     );
   }
   if (want === have) return true;
+  // The API server omits a false boolean (omitempty), e.g. a Deployment's spec.paused.
+  if (want === false && have === undefined) return true;
   return isQuantityPath(path) && sameQuantity(want, have);
 }
 

@@ -17,6 +17,7 @@ export interface DeploymentObject {
     /** Absent on a primary that an autoscaler sizes (spec.autoscalerRef). */
     replicas?: number;
     selector: { matchLabels: Record<string, string> };
+    paused: false;
     progressDeadlineSeconds: number;
     strategy: { type: "RollingUpdate"; rollingUpdate: { maxUnavailable: number | string; maxSurge: number | string } };
     template: {
@@ -58,6 +59,8 @@ export function buildDeployment(
       // An autoscaler owns the primary's size: a replicas field in our apply would undo its every change.
       ...(track === "primary" && spec.autoscalerRef !== undefined ? {} : { replicas: want.replicas }),
       selector: { matchLabels: selector },
+      // `kubectl rollout pause` on a child would hold a promotion forever: the controller keeps it running.
+      paused: false,
       progressDeadlineSeconds: spec.analysis.progressDeadlineSeconds,
       // Never below the wanted capacity while the primary takes a promoted image.
       strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: "25%" } },
