@@ -32,6 +32,9 @@ try {
     `scale: controller process (V8 old space capped at ${scale.maxOldSpaceMiB} MiB) with ${scale.apps} apps cached: rss ${scale.rssMiB} MiB, heap used ${scale.heapUsedMiB} MiB`,
   );
   console.log(`scale: controller CPU in ${scale.restWindowSeconds} s at rest: ${scale.cpuSecondsAtRest.toFixed(2)} s`);
+  console.log(
+    `scale: warm restart over ${scale.apps} unchanged apps: all reconciled in ${scale.restart.secondsToAllReconciled.toFixed(1)} s, ${scale.restart.writes} writes (${scale.restart.events} Events)`,
+  );
 } finally {
   await controlPlane.stop();
 }

@@ -16,6 +16,8 @@ export interface ScaleResult {
   heapUsedMiB: number;
   maxOldSpaceMiB: number;
   cpuSecondsAtRest: number;
+  /** A second controller started over the same, unchanged apps (a warm restart). */
+  restart: { secondsToAllReconciled: number; writes: number; events: number };
 }
 
 /**
@@ -33,10 +35,8 @@ export async function benchScale(
   const namespace = await createTestNamespace(kc, "bench");
   const previousOptions = process.env["NODE_OPTIONS"];
   process.env["NODE_OPTIONS"] = `--max-old-space-size=${maxOldSpaceMiB}`;
-  const controller = spawnController(
-    [`--kubeconfig=${kubeconfigPath}`, `--namespaces=${namespace}`, "--leader-elect=false", "--workers=4"],
-    "bench",
-  );
+  const flags = [`--kubeconfig=${kubeconfigPath}`, `--namespaces=${namespace}`, "--leader-elect=false", "--workers=4"];
+  const controller = spawnController(flags, "bench");
   if (previousOptions === undefined) delete process.env["NODE_OPTIONS"];
   else process.env["NODE_OPTIONS"] = previousOptions;
   const client = canaryApps(kc, namespace);
@@ -76,7 +76,7 @@ export async function benchScale(
     }
     const cpuBefore = await controller.metric("process_cpu_seconds_total");
     await sleep(restWindowSeconds * 1000);
-    return {
+    const atRest = {
       apps,
       secondsToAllChildren,
       writesWhileCreating: settled,
@@ -87,9 +87,39 @@ export async function benchScale(
       maxOldSpaceMiB,
       cpuSecondsAtRest: (await controller.metric("process_cpu_seconds_total")) - cpuBefore,
     };
+    await controller.kill("SIGTERM");
+    return { ...atRest, restart: await warmRestart(flags, apps) };
+  } finally {
+    await controller.kill("SIGTERM");
+  }
+}
+
+/** Starts a controller over `apps` settled apps: how long until each is reconciled, and what it wrote. */
+async function warmRestart(flags: string[], apps: number): Promise<ScaleResult["restart"]> {
+  const controller = spawnController(flags, "bench-restart");
+  try {
+    const started = Date.now();
+    const reconciles = () => controller.metric("canaryapp_reconcile_duration_seconds_count");
+    while ((await reconciles()) < apps) await sleep(100);
+    const secondsToAllReconciled = (Date.now() - started) / 1000;
+    await sleep(3000);
+    return {
+      secondsToAllReconciled,
+      writes: await controller.metric("canaryapp_api_writes_total"),
+      events: await eventWrites(await controller.port()),
+    };
   } finally {
     await controller.kill("SIGTERM");
   }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Event writes counted by the controller at `port` (canaryapp_api_writes_total with verb="event"). */
+async function eventWrites(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("canaryapp_api_writes_total{") && l.includes('verb="event"'))
+    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+}
