@@ -87,18 +87,18 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   {
     command:
       /^kubectl -n argocd patch configmap argocd-cm --type merge --patch-file integrations\/argocd\/argocd-cm\.yaml$/,
-    by: "test/integration/argocd-example.test.ts",
+    by: "e2e/argocd-example.test.ts",
     contains: ['"patch",', '"--patch-file",', '"integrations/argocd/argocd-cm.yaml",'],
   },
   {
     command: /^kubectl diff --server-side -f examples\/argocd-app\/app -n shop$/,
-    by: "test/integration/argocd-example.test.ts",
+    by: "e2e/argocd-example.test.ts",
     contains: ['["diff", "--server-side", "-f", dir, ...ns()]', 'const APP_DIR = "examples/argocd-app/app"'],
   },
   {
     command:
       /^kubectl apply -n argocd -f examples\/argocd-app\/project\.yaml -f examples\/argocd-app\/application\.yaml$/,
-    by: "test/integration/argocd-example.test.ts",
+    by: "e2e/argocd-example.test.ts",
     contains: ['"examples/argocd-app/project.yaml",', '"examples/argocd-app/application.yaml",'],
   },
 ];

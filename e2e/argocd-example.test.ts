@@ -11,13 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ApiextensionsV1Api, CoreV1Api, loadYaml } from "@kubernetes/client-node";
-import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
-import { ANNOTATIONS, type CanaryApp } from "../../src/api/types.js";
-import { runController, type TestController } from "../support/controller.js";
-import { eventually, testKubeConfig } from "../support/kube.js";
-import { Kubectl, linkPlugin } from "../support/kubectl.js";
-import { startRolloutEnv, type RolloutEnv } from "../support/rollout-env.js";
-import { RolloutRecorder } from "../support/rollout-recorder.js";
+import { findRepoRoot } from "./cluster/toolchain.js";
+import { ANNOTATIONS, type CanaryApp } from "../src/api/types.js";
+import { runController, type TestController } from "../test/support/controller.js";
+import { eventually, testKubeConfig } from "../test/support/kube.js";
+import { Kubectl, linkPlugin } from "../test/support/kubectl.js";
+import { startRolloutEnv, type RolloutEnv } from "../test/support/rollout-env.js";
+import { RolloutRecorder } from "../test/support/rollout-recorder.js";
 
 const ROOT = findRepoRoot();
 /** The folder the example's Application syncs, relative to the repository root (as the README runs it). */
