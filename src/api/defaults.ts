@@ -30,6 +30,10 @@ export interface ResolvedAnalysis {
   failWhenPrometheusFails: boolean;
   manualPromotion: boolean;
   metrics: MetricCheck[];
+  requireTraffic: boolean;
+  minRequests: number;
+  trafficQuery: string | undefined;
+  inconclusiveLimit: number;
 }
 
 export const DEFAULTS = {
@@ -42,6 +46,9 @@ export const DEFAULTS = {
   progressDeadlineSeconds: 600,
   failWhenPrometheusFails: true,
   manualPromotion: false,
+  requireTraffic: true,
+  minRequests: 20,
+  inconclusiveLimit: 5,
   servicePort: 80,
   prometheusTimeoutSeconds: 5,
 } as const;
@@ -92,6 +99,10 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
       failWhenPrometheusFails: analysis?.failWhenPrometheusFails ?? DEFAULTS.failWhenPrometheusFails,
       manualPromotion: analysis?.manualPromotion ?? DEFAULTS.manualPromotion,
       metrics: analysis?.metrics ?? [],
+      requireTraffic: analysis?.requireTraffic ?? DEFAULTS.requireTraffic,
+      minRequests: analysis?.minRequests ?? DEFAULTS.minRequests,
+      trafficQuery: analysis?.trafficQuery,
+      inconclusiveLimit: analysis?.inconclusiveLimit ?? DEFAULTS.inconclusiveLimit,
     },
     service: {
       port: spec.service?.port ?? DEFAULTS.servicePort,

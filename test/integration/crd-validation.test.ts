@@ -133,9 +133,11 @@ describe("CanaryApp API validation", () => {
     // The schema's defaults and the controller's (src/api/defaults.ts) must be the same values.
     const { interval, stepWeight, maxWeight, threshold, progressDeadlineSeconds } = DEFAULTS;
     const { failWhenPrometheusFails, manualPromotion } = DEFAULTS;
+    const { requireTraffic, minRequests, inconclusiveLimit } = DEFAULTS;
     assert.deepEqual(created.spec.analysis, {
       ...{ interval, stepWeight, maxWeight, threshold, progressDeadlineSeconds },
       ...{ failWhenPrometheusFails, manualPromotion },
+      ...{ requireTraffic, minRequests, inconclusiveLimit },
     });
     assert.deepEqual(created.spec.service, { port: DEFAULTS.servicePort });
     assert.equal(created.spec.replicas, seedSpec.replicas);
