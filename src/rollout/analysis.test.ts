@@ -270,8 +270,14 @@ describe("judgeAnalysis: no pass without evidence", () => {
       cause: "NoEvidence",
     },
     {
-      name: "Prometheus down, counting: failed",
+      name: "Prometheus down, counting: failed, named by the spec's own check",
       results: [down, queryFailed()],
+      verdict: "failed",
+      decisive: "request-success-rate",
+    },
+    {
+      name: "only the traffic query failed, counting: failed",
+      results: [down, passing()],
       verdict: "failed",
       decisive: "secondary-traffic",
     },

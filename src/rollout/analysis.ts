@@ -252,7 +252,8 @@ export function judgeAnalysis(results: readonly MetricResult[], options: JudgeOp
       return { kind: "inconclusive", cause: "NoEvidence", message: describeResult(traffic), decisive: traffic };
     }
   }
-  const first = failures[0];
+  // The spec's own checks before the evidence: they are what its author reads first.
+  const first = failures.find((r) => r.kind !== "traffic") ?? failures[0];
   if (first === undefined) {
     return options.requireTraffic ? { kind: "passed" } : { kind: "passed", trafficNotRequired: true };
   }
