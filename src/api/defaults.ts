@@ -1,6 +1,7 @@
 import type {
   AnalysisSpec,
   CanaryAppSpec,
+  CompareSpec,
   MetricCheck,
   PodSettings,
   PrometheusConnection,
@@ -34,6 +35,8 @@ export interface ResolvedAnalysis {
   minRequests: number;
   trafficQuery: string | undefined;
   inconclusiveLimit: number;
+  /** The comparison with the primary, when the spec asks for one. */
+  compare: Required<CompareSpec> | undefined;
 }
 
 export const DEFAULTS = {
@@ -49,6 +52,9 @@ export const DEFAULTS = {
   requireTraffic: true,
   minRequests: 20,
   inconclusiveLimit: 5,
+  compareMinSamples: 100,
+  compareErrorMarginPercent: 1,
+  compareLatencyRatioMax: 1.5,
   servicePort: 80,
   prometheusTimeoutSeconds: 5,
 } as const;
@@ -103,6 +109,14 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
       minRequests: analysis?.minRequests ?? DEFAULTS.minRequests,
       trafficQuery: analysis?.trafficQuery,
       inconclusiveLimit: analysis?.inconclusiveLimit ?? DEFAULTS.inconclusiveLimit,
+      compare:
+        analysis?.compare === undefined
+          ? undefined
+          : {
+              minSamples: analysis.compare.minSamples ?? DEFAULTS.compareMinSamples,
+              errorMarginPercent: analysis.compare.errorMarginPercent ?? DEFAULTS.compareErrorMarginPercent,
+              latencyRatioMax: analysis.compare.latencyRatioMax ?? DEFAULTS.compareLatencyRatioMax,
+            },
     },
     service: {
       port: spec.service?.port ?? DEFAULTS.servicePort,

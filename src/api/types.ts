@@ -123,6 +123,20 @@ export interface AnalysisSpec {
   trafficQuery?: string;
   /** Analyses in a row without evidence of traffic after which the test rolls back (`NoEvidence`). */
   inconclusiveLimit?: number;
+  /**
+   * Judge the secondary against the primary over the same step (errors by a two-proportion test, p99 by a
+   * bounded ratio), on Istio's metrics. Present (even `{}`) to turn it on.
+   */
+  compare?: CompareSpec;
+}
+
+export interface CompareSpec {
+  /** Requests each track must have served in the step for a comparison to count. */
+  minSamples?: number;
+  /** How many percentage points the secondary's 5xx ratio may exceed the primary's before it fails. */
+  errorMarginPercent?: number;
+  /** The highest secondary p99 / primary p99 that passes. */
+  latencyRatioMax?: number;
 }
 
 /** Names of the built-in Istio metrics, scoped to the secondary's workload. */
@@ -300,8 +314,10 @@ export interface MetricResult {
   /** Why it failed (or "ok"), e.g. "NoData", "QueryFailed", "AboveMax", "BelowMin", "NonEmptyResult". */
   reason: string;
   message?: string;
-  /** What kind of check gave it: "traffic" (the evidence), "seed" or "threshold". */
-  kind?: "traffic" | "seed" | "threshold";
+  /** What kind of check gave it: "traffic" (the evidence), "seed", "threshold" or "compare". */
+  kind?: "traffic" | "seed" | "threshold" | "compare";
+  /** The figures a comparison stands on: requests, errors, ratios, z, p99s. */
+  figures?: Record<string, number>;
   /** The query as it was run (rendered). */
   query?: string;
   /** The time the query looked back over (the step's window), as a PromQL duration. */

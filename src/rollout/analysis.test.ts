@@ -289,6 +289,18 @@ describe("judgeAnalysis: no pass without evidence", () => {
       cause: "PrometheusUnavailable",
     },
     {
+      name: "a comparison without enough samples: inconclusive",
+      results: [shown, { name: "compare-with-primary", kind: "compare", passed: false, reason: "TooFewSamples" }],
+      verdict: "inconclusive",
+      cause: "NoEvidence",
+    },
+    {
+      name: "a comparison that finds the secondary worse: failed",
+      results: [shown, { name: "compare-with-primary", kind: "compare", passed: false, reason: "ErrorRatioWorse" }],
+      verdict: "failed",
+      decisive: "compare-with-primary",
+    },
+    {
       name: "the opt-out: an empty seed query passes, saying so",
       results: [seedEmpty],
       requireTraffic: false,

@@ -1,5 +1,6 @@
 import type { MetricResult } from "../api/types.js";
 import type { AnalysisCheck } from "./checks.js";
+import { Z_CRITICAL, judgeComparison, readFigures } from "./compare.js";
 import type { QueryOutcome } from "./types.js";
 
 /** Reasons a metric result carries; "ok" when it passed a threshold. */
@@ -13,10 +14,19 @@ export type MetricReason =
   | "BelowMin"
   | "AboveMax"
   | "NoData"
-  | "QueryFailed";
+  | "QueryFailed"
+  | "ErrorRatioWorse"
+  | "LatencyWorse"
+  | "TooFewSamples";
 
 /** Reasons that are a rule broken by what was measured: they fail a step, evidence of traffic or not. */
-const VIOLATIONS: ReadonlySet<string> = new Set<MetricReason>(["NonEmptyResult", "BelowMin", "AboveMax"]);
+const VIOLATIONS: ReadonlySet<string> = new Set<MetricReason>([
+  "NonEmptyResult",
+  "BelowMin",
+  "AboveMax",
+  "ErrorRatioWorse",
+  "LatencyWorse",
+]);
 
 /** A number as people read it in a status line: at most three decimals, no trailing zeros. */
 export function formatNumber(value: number): string {
@@ -40,6 +50,12 @@ export function checkRule(check: AnalysisCheck): string {
       return "no series (any series is a failure)";
     case "threshold":
       return `every series ${thresholdRule(check)}`;
+    case "compare": {
+      const c = check.compare;
+      return c === undefined
+        ? "secondary no worse than the primary"
+        : `≥ ${c.minSamples} requests on each track; the secondary's 5xx ratio not above the primary's (one-sided two-proportion z ≤ ${Z_CRITICAL}, or at most ${c.errorMarginPercent} points more); p99 ratio ≤ ${c.latencyRatioMax}`;
+    }
   }
 }
 
@@ -188,6 +204,14 @@ export function scoreCheck(check: AnalysisCheck, outcome: QueryOutcome): MetricR
       return scoreSeed(check, outcome);
     case "threshold":
       return scoreThreshold(check, outcome);
+    case "compare":
+      return result(
+        check,
+        judgeComparison(
+          readFigures(outcome),
+          check.compare ?? { minSamples: 1, errorMarginPercent: 0, latencyRatioMax: 1 },
+        ),
+      );
   }
 }
 
@@ -243,6 +267,11 @@ export function judgeAnalysis(results: readonly MetricResult[], options: JudgeOp
   const failures = results.filter((r) => !r.passed);
   const broken = failures.find((r) => VIOLATIONS.has(r.reason));
   if (broken !== undefined) return { kind: "failed", decisive: broken };
+  // A comparison without enough requests on both tracks is no evidence either.
+  const unsampled = results.find((r) => r.reason === "TooFewSamples");
+  if (unsampled !== undefined) {
+    return { kind: "inconclusive", cause: "NoEvidence", message: describeResult(unsampled), decisive: unsampled };
+  }
   if (options.requireTraffic) {
     const traffic = results.find((r) => r.kind === "traffic");
     if (traffic === undefined) {

@@ -1,5 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { BuiltinMetric, CanaryApp } from "../api/types.js";
+import type { CompareSettings } from "./compare.js";
+import { COMPARE_QUERY } from "./compare.js";
 import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTemplateVariables } from "./templates.js";
 
 /**
@@ -8,8 +10,9 @@ import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTempl
  *   `min` (or no data) leaves the analysis inconclusive, never passed.
  * - "seed": the query selects failing series (the original `prometheusQuery`); any result fails the step.
  * - "threshold": the query returns numbers (one, or one a series) that must each lie within min/max.
+ * - "compare": the query returns the figures of both tracks (compare.ts), judged secondary against primary.
  */
-export type CheckMode = "traffic" | "seed" | "threshold";
+export type CheckMode = "traffic" | "seed" | "threshold" | "compare";
 
 /** A check answered by a PromQL query template (see templates.ts), and how its outcome is judged. */
 export interface QueryCheck {
@@ -21,6 +24,8 @@ export interface QueryCheck {
   max?: number;
   /** The step's window the query was rendered with (`{{stepWindow}}`); set by `renderChecks`. */
   window?: string;
+  /** For "compare": its settings. */
+  compare?: CompareSettings;
 }
 
 /**
@@ -35,6 +40,9 @@ export type RenderedCheck = AnalysisCheck;
 /** The name under which the evidence of traffic appears in status and events. */
 export const TRAFFIC_CHECK_NAME = "secondary-traffic";
 
+/** The name under which the comparison with the primary appears in status and events. */
+export const COMPARE_CHECK_NAME = "compare-with-primary";
+
 /** The name under which the seed-compatible `spec.prometheusQuery` appears in status and events. */
 export const SEED_CHECK_NAME = "prometheusQuery";
 
@@ -47,7 +55,8 @@ function isBuiltin(name: string): name is BuiltinMetric {
 
 /**
  * The checks of one analysis, in the order the results must come back: the evidence of traffic first
- * (unless `analysis.requireTraffic` is false), then the seed query (if set), then each metric. A built-in
+ * (unless `analysis.requireTraffic` is false), then the seed query (if set), the comparison with the primary
+ * (if asked for), then each metric. A built-in
  * metric takes its query from the templates unless it gives its own. A spec without any check still gets
  * the success rate, so that no image is ever promoted unmeasured.
  */
@@ -63,6 +72,9 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
   }
   if (spec.prometheusQuery !== undefined && spec.prometheusQuery.trim() !== "") {
     checks.push({ name: SEED_CHECK_NAME, mode: "seed", query: spec.prometheusQuery });
+  }
+  if (spec.analysis.compare !== undefined) {
+    checks.push({ name: COMPARE_CHECK_NAME, mode: "compare", query: COMPARE_QUERY, compare: spec.analysis.compare });
   }
   for (const metric of spec.analysis.metrics) {
     const query = metric.query ?? (isBuiltin(metric.name) ? BUILTIN_QUERIES[metric.name] : undefined);

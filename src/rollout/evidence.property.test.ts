@@ -1,7 +1,8 @@
 /**
  * No promotion without evidence: whatever Prometheus says about the other checks, a test whose secondary is
  * never shown to have served traffic in a step never reaches promotion, in every analysis mode (the seed's
- * `prometheusQuery` alone, the default success rate, custom thresholds, both), and it ends.
+ * `prometheusQuery` alone, the default success rate, custom thresholds, both, the comparison with the
+ * primary), and it ends.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -15,7 +16,7 @@ import { V1, V2, makeApp } from "./fixtures.test-helpers.js";
 import type { QueryOutcome } from "./types.js";
 
 /** The analysis modes a spec can be in. */
-type Mode = "seed" | "default" | "thresholds" | "seed+thresholds";
+type Mode = "seed" | "default" | "thresholds" | "seed+thresholds" | "compare";
 
 function modeSpec(mode: Mode): Partial<CanaryAppSpec> & { analysis?: AnalysisSpec } {
   const seed = { prometheusQuery: 'increase(errors{w="{{secondary}}"}[{{stepWindow}}]) > 2' };
@@ -32,6 +33,8 @@ function modeSpec(mode: Mode): Partial<CanaryAppSpec> & { analysis?: AnalysisSpe
       return { analysis: { metrics } };
     case "seed+thresholds":
       return { ...seed, analysis: { metrics } };
+    case "compare":
+      return { analysis: { compare: {} } };
   }
 }
 
@@ -53,6 +56,17 @@ const anything: fc.Arbitrary<QueryOutcome> = fc.oneof(
   fc.constantFrom(0, 50, 99.5, 100, 1000, NaN).map<QueryOutcome>((value) => ({ kind: "value", value })),
   fc.constant<QueryOutcome>({ kind: "values", values: [100, 100] }),
   fc.constant<QueryOutcome>({ kind: "error", message: "timeout" }),
+  // Figures with which a comparison passes.
+  fc.constant<QueryOutcome>({
+    kind: "values",
+    values: [3000, 0, 300, 0],
+    labels: [
+      '{figure="primary_total"}',
+      '{figure="primary_errors"}',
+      '{figure="secondary_total"}',
+      '{figure="secondary_errors"}',
+    ],
+  }),
 );
 
 /** One analysis' outcomes, the traffic check's without evidence. */
@@ -76,7 +90,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 
 const setup = fc.record({
-  mode: fc.constantFrom<Mode>("seed", "default", "thresholds", "seed+thresholds"),
+  mode: fc.constantFrom<Mode>("seed", "default", "thresholds", "seed+thresholds", "compare"),
   interval: fc.constantFrom("5s", "30s"),
   threshold: fc.integer({ min: 1, max: 3 }),
   progressDeadlineSeconds: fc.constantFrom(30, 600),

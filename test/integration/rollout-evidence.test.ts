@@ -210,6 +210,73 @@ describe("rollout: evidence before any verdict", () => {
   );
 
   test(
+    "(2c) a primary with errors at rest and a healthy secondary: promoted in compare mode, with the figures",
+    { timeout: 90_000 },
+    async () => {
+      const name = "peer";
+      const traffic = istioTraffic(env, name);
+      feeds.push(traffic);
+      traffic.set("primary", 40, 5);
+      const recorder = await deployApp(
+        env,
+        name,
+        appSpec(env, name, {
+          stepWeights: [20, 50],
+          metrics: [],
+          trafficQuery: undefined,
+          compare: { minSamples: 50 },
+        }),
+      );
+      traffic.set("secondary", 30, 0);
+      const v2 = image(name, "v2");
+      const patched = await changeImage(env, name, v2);
+      const status = await untilSettled(recorder, "Healthy", patched);
+      assert.equal(status.primaryImage, v2);
+      const passes = env.controller?.observer.statuses
+        .filter((s) => s.app === name)
+        .map((s) => s.canary?.lastAnalysis?.metrics.find((m) => m.name === "compare-with-primary"))
+        .filter((m) => m !== undefined);
+      const compared = passes?.at(-1);
+      assert.equal(compared?.passed, true);
+      assert.ok((compared?.figures?.["primaryErrors"] ?? 0) > 0, "the primary had errors in the window");
+      assert.equal(compared?.figures?.["secondaryErrors"], 0);
+      assert.ok((compared?.figures?.["secondaryRequests"] ?? 0) >= 50);
+      assert.match(compared?.query ?? "", /label_replace\(sum\(increase\(istio_requests_total\{.*"peer-primary"/);
+      console.log(`# compare: ${compared?.message}`);
+    },
+  );
+
+  test(
+    "(3c) a secondary clearly worse than the primary in compare mode: rolled back, with the figures",
+    { timeout: 60_000 },
+    async () => {
+      const name = "rival";
+      const traffic = istioTraffic(env, name);
+      feeds.push(traffic);
+      traffic.set("primary", 40, 1);
+      const recorder = await deployApp(
+        env,
+        name,
+        appSpec(env, name, { metrics: [], trafficQuery: undefined, compare: { minSamples: 50 } }),
+      );
+      traffic.set("secondary", 25, 10);
+      const v3 = image(name, "v3");
+      const patched = await changeImage(env, name, v3);
+      const status = await untilSettled(recorder, "Failed", patched);
+      assert.deepEqual(seen(recorder.primary), [null, image(name, "v1")], "never promoted");
+      const failed = status.failedImages?.[0];
+      assert.equal(failed?.reason, "AnalysisFailed");
+      assert.equal(failed?.metric, "compare-with-primary");
+      assert.ok((failed?.value ?? 0) > 20, `secondary error percentage ${failed?.value}`);
+      assert.match(
+        failed?.message ?? "",
+        /errors \d+(\.\d+)?\/\d+(\.\d+)? \(\d+(\.\d+)? %\) vs primary .* z \d+(\.\d+)? > 2\.326/,
+      );
+      console.log(`# compare: ${failed?.message}`);
+    },
+  );
+
+  test(
     "(4) a threshold query with several series, one bad: fails, naming the series",
     { timeout: 60_000 },
     async () => {
