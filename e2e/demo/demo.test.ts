@@ -178,6 +178,23 @@ describe("terminal lines", () => {
       analysisText([{ name: "prometheusQuery", passed: false, reason: "NonEmptyResult", value: 10.7785 }]),
       "prometheusQuery ✘ 10.78",
     );
+    assert.equal(
+      analysisText([
+        { name: "secondary-traffic", kind: "traffic", passed: false, reason: "TooFewRequests", value: 12.2164 },
+        { name: "prometheusQuery", passed: true, reason: "NoFailingSeries" },
+      ]),
+      "secondary-traffic … 12.22 requests (too few), prometheusQuery ✔ no failing series",
+    );
+    assert.equal(
+      analysisText([{ name: "secondary-traffic", kind: "traffic", passed: true, reason: "TrafficShown", value: 26 }]),
+      "secondary-traffic ✔ 26 requests",
+    );
+    assert.equal(
+      analysisText([
+        { name: "secondary-traffic", kind: "traffic", passed: true, reason: "TrafficShown", value: 21.996 },
+      ]),
+      "secondary-traffic ✔ 22 requests",
+    );
   });
 
   test("traffic since the last line, by subset and response code", () => {
