@@ -155,11 +155,12 @@ describe("e2e/k3d: the path for users with Docker", () => {
     assert.equal(String(sample.spec.imageListenPort), /\bPORT=(\d+)/.exec(dockerfile)?.[1], "the sample app's PORT");
     assert.deepEqual(sample.spec.service?.hosts, [s["APP_HOST"]]);
     assert.deepEqual(sample.spec.service?.gateways, [`${gateway.metadata.namespace}/${gateway.metadata.name}`]);
-    // The seed's fields, and its query with only the window widened for 15 s scrapes.
+    // The sample's fields, and its query unchanged: its window is the step's, long enough for 15 s scrapes.
     assert.equal(sample.spec.replicas, seed.spec.replicas);
     assert.equal(sample.spec.testReplicas, seed.spec.testReplicas);
     assert.equal(sample.spec.prometheusURL, seed.spec.prometheusURL);
-    assert.equal(sample.spec.prometheusQuery, seed.spec.prometheusQuery?.replace("[20s]", "[1m]"));
+    assert.equal(sample.spec.prometheusQuery, seed.spec.prometheusQuery);
+    assert.match(sample.spec.prometheusQuery ?? "", /\[\{\{stepWindow\}\}\]/);
 
     const system = loadAllYaml(await kubectl.run(["kustomize", join(repoRoot, "config", "default")])) as Manifest[];
     const deployment = system.find((o) => o.kind === "Deployment") as

@@ -55,10 +55,12 @@ describe("the sample the demo applies", () => {
     assert.notEqual(seed.spec.prometheusURL, "http://127.0.0.1:9999", "the seed itself is not changed");
   });
 
-  test("the seed's query catches an always-failing image at the first step with the demo's timing", async () => {
+  test("the sample's query catches an always-failing image at the first step with the demo's timing", async () => {
     const seed = await readSample();
     const query = seed.spec.prometheusQuery ?? "";
-    assert.deepEqual(seedQueryShape(query), { windowSeconds: 20, above: 2 });
+    // Scoped to the step: at the first analysis its window is one interval.
+    assert.deepEqual(seedQueryShape(query, 5), { windowSeconds: 5, above: 2, window: "{{stepWindow}}" });
+    assert.deepEqual(seedQueryShape("increase(x[20s]) > 2", 5), { windowSeconds: 20, above: 2, window: "20s" });
     const caught = detection(query, 5, 20, 10);
     assert.equal(caught.ok, true, caught.text);
     console.log(`# ${caught.text}`);
@@ -175,6 +177,23 @@ describe("terminal lines", () => {
     assert.equal(
       analysisText([{ name: "prometheusQuery", passed: false, reason: "NonEmptyResult", value: 10.7785 }]),
       "prometheusQuery ✘ 10.78",
+    );
+    assert.equal(
+      analysisText([
+        { name: "secondary-traffic", kind: "traffic", passed: false, reason: "TooFewRequests", value: 12.2164 },
+        { name: "prometheusQuery", passed: true, reason: "NoFailingSeries" },
+      ]),
+      "secondary-traffic … 12.22 requests (too few), prometheusQuery ✔ no failing series",
+    );
+    assert.equal(
+      analysisText([{ name: "secondary-traffic", kind: "traffic", passed: true, reason: "TrafficShown", value: 26 }]),
+      "secondary-traffic ✔ 26 requests",
+    );
+    assert.equal(
+      analysisText([
+        { name: "secondary-traffic", kind: "traffic", passed: true, reason: "TrafficShown", value: 21.996 },
+      ]),
+      "secondary-traffic ✔ 22 requests",
     );
   });
 

@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { dumpYaml, loadYaml } from "@kubernetes/client-node";
-import { parseDurationSeconds, weightSequence } from "../../src/api/defaults.js";
+import { DEFAULTS, parseDurationSeconds, weightSequence } from "../../src/api/defaults.js";
 import type { CanaryApp, FailedImage } from "../../src/api/types.js";
 import { SEED_CHECK_NAME } from "../../src/rollout/checks.js";
 import { findRepoRoot } from "../cluster/toolchain.js";
@@ -48,8 +48,8 @@ export interface Override {
 
 /**
  * The sample as the demo applies it: the seed's fields, with the local Prometheus and a short analysis
- * interval. The seed's `prometheusQuery` is kept as it is: it counts 5xx answers of the whole service over
- * 20 s, so v3's errors at the first step's weight pass its `> 2` within one interval (see `detection`).
+ * interval. The sample's `prometheusQuery` is kept as it is: it counts the secondary's 5xx answers since the
+ * step began, so v3's errors at the first step's weight pass its `> 2` within one interval (see `detection`).
  */
 export function demoSample(seed: CanaryApp, settings: DemoSettings): { app: CanaryApp; overrides: Override[] } {
   const app = structuredClone(seed);
@@ -74,12 +74,20 @@ export function demoSample(seed: CanaryApp, settings: DemoSettings): { app: Cana
   return { app, overrides };
 }
 
-/** The window and threshold of a seed-style query: `increase(...[20s]) > 2` → { windowSeconds: 20, above: 2 }. */
-export function seedQueryShape(query: string): { windowSeconds: number; above: number } | undefined {
-  const window = /\[(\d+)s\]/.exec(query);
+/**
+ * The window and threshold of a seed-style query at its first analysis, one interval into the step:
+ * `increase(...[20s]) > 2` → { windowSeconds: 20, above: 2 }; `[{{stepWindow}}]` is the interval.
+ */
+export function seedQueryShape(
+  query: string,
+  intervalSeconds: number,
+): { windowSeconds: number; above: number; window: string } | undefined {
+  const fixed = /\[(\d+)s\]/.exec(query);
+  const step = /\[\{\{\s*stepWindow\s*\}\}\]/.test(query);
   const above = />\s*(\d+(?:\.\d+)?)\s*$/.exec(query);
-  if (!window?.[1] || !above?.[1]) return undefined;
-  return { windowSeconds: Number(window[1]), above: Number(above[1]) };
+  if ((!fixed?.[1] && !step) || !above?.[1]) return undefined;
+  if (step) return { windowSeconds: intervalSeconds, above: Number(above[1]), window: "{{stepWindow}}" };
+  return { windowSeconds: Number(fixed?.[1]), above: Number(above[1]), window: `${fixed?.[1]}s` };
 }
 
 /**
@@ -93,7 +101,7 @@ export function detection(
   rps: number,
   firstWeight: number,
 ): { ok: boolean; expected: number; text: string } {
-  const shape = seedQueryShape(query);
+  const shape = seedQueryShape(query, intervalSeconds);
   if (shape === undefined)
     return { ok: true, expected: NaN, text: "the query is not of the form increase(...[Ns]) > N" };
   const scrapeLagSeconds = 2;
@@ -102,7 +110,7 @@ export function detection(
   const ok = expected > shape.above;
   const text =
     `v3 answers every request with 500: at ${firstWeight}% of ${rps} requests/s, about ${Math.round(expected)} errors ` +
-    `reach the [${shape.windowSeconds}s] window before the first analysis, ${ok ? "more" : "not more"} than its > ${shape.above}`;
+    `reach the [${shape.window}] window (${shape.windowSeconds}s) before the first analysis, ${ok ? "more" : "not more"} than its > ${shape.above}`;
   return { ok, expected, text };
 }
 
@@ -210,6 +218,9 @@ export async function runStory(
   const query = app.spec.prometheusQuery ?? "";
   const caught = detection(query, intervalSeconds, ctx.rps, steps[0] ?? 10);
   hooks.note?.(`prometheusQuery unchanged from the sample: ${caught.text}`);
+  hooks.note?.(
+    `no step passes without evidence: the secondary must serve ${app.spec.analysis?.minRequests ?? DEFAULTS.minRequests} requests in it (analysis.minRequests)`,
+  );
   // lineWidth -1: the query stays on one line, as in the sample.
   await kubectlRun(["-n", namespace, "apply", "-f", "-"], dumpYaml(app, { lineWidth: -1 }));
   await wait(
@@ -276,7 +287,14 @@ export async function runStory(
     v2: secondarySteps(recorder, two),
     v3: secondarySteps(recorder, three),
   };
-  const checks = storyChecks({ images, steps, weights, app: finalApp, failure, threshold: seedQueryShape(query) });
+  const checks = storyChecks({
+    images,
+    steps,
+    weights,
+    app: finalApp,
+    failure,
+    threshold: seedQueryShape(query, intervalSeconds),
+  });
   return { images, steps, chapters, weights, app: finalApp, failure, checks, ok: checks.every((c) => c.ok) };
 }
 

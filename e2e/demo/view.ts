@@ -103,21 +103,35 @@ export function podsText(workloads: Record<Track, WorkloadState | null>, style: 
     .join(" · ");
 }
 
-/** One analysis result: "prometheusQuery ✔ no failing series", "prometheusQuery ✘ 7.5". */
+/** Reasons that are no verdict (too little evidence), shown as "…" rather than a failure. */
+const NO_VERDICT = ["NoTraffic", "TooFewRequests", "TooFewSamples"];
+
+/**
+ * One analysis result: "prometheusQuery ✔ no failing series", "prometheusQuery ✘ 7.5",
+ * "secondary-traffic … 12 requests (too few)".
+ */
 export function analysisText(results: readonly MetricResult[] | undefined, style: Style = PLAIN): string {
   if (results === undefined || results.length === 0) return "";
   return results
     .map((r) => {
+      if (NO_VERDICT.includes(r.reason)) {
+        const seen = r.value !== undefined ? `${formatValue(r.value)} requests` : "no data";
+        return `${r.name} … ${seen} (too few)`;
+      }
       const mark = r.passed ? style.good("✔") : style.bad("✘");
       const value =
-        r.value !== undefined ? formatValue(r.value) : r.reason === "NoFailingSeries" ? "no failing series" : r.reason;
+        r.value !== undefined
+          ? `${formatValue(r.value)}${r.kind === "traffic" ? " requests" : ""}`
+          : r.reason === "NoFailingSeries"
+            ? "no failing series"
+            : r.reason;
       return `${r.name} ${mark} ${value}`;
     })
     .join(", ");
 }
 
 function formatValue(value: number): string {
-  return Number.isInteger(value) ? String(value) : value.toFixed(2).replace(/0+$/, "");
+  return Number.isInteger(value) ? String(value) : value.toFixed(2).replace(/\.?0+$/, "");
 }
 
 /** The state line: phase, test stage, weights, pods, last analysis. */

@@ -1,6 +1,7 @@
 import type {
   AnalysisSpec,
   CanaryAppSpec,
+  CompareSpec,
   MetricCheck,
   PodSettings,
   PrometheusConnection,
@@ -34,6 +35,12 @@ export interface ResolvedAnalysis {
   failWhenPrometheusFails: boolean;
   manualPromotion: boolean;
   metrics: MetricCheck[];
+  requireTraffic: boolean;
+  minRequests: number;
+  trafficQuery: string | undefined;
+  inconclusiveLimit: number;
+  /** The comparison with the primary, when the spec asks for one. */
+  compare: Required<CompareSpec> | undefined;
 }
 
 export const DEFAULTS = {
@@ -46,6 +53,12 @@ export const DEFAULTS = {
   progressDeadlineSeconds: 600,
   failWhenPrometheusFails: true,
   manualPromotion: false,
+  requireTraffic: true,
+  minRequests: 20,
+  inconclusiveLimit: 5,
+  compareMinSamples: 100,
+  compareErrorMarginPercent: 1,
+  compareLatencyRatioMax: 1.5,
   servicePort: 80,
   prometheusTimeoutSeconds: 5,
   drainSeconds: 5,
@@ -97,6 +110,18 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
       failWhenPrometheusFails: analysis?.failWhenPrometheusFails ?? DEFAULTS.failWhenPrometheusFails,
       manualPromotion: analysis?.manualPromotion ?? DEFAULTS.manualPromotion,
       metrics: analysis?.metrics ?? [],
+      requireTraffic: analysis?.requireTraffic ?? DEFAULTS.requireTraffic,
+      minRequests: analysis?.minRequests ?? DEFAULTS.minRequests,
+      trafficQuery: analysis?.trafficQuery,
+      inconclusiveLimit: analysis?.inconclusiveLimit ?? DEFAULTS.inconclusiveLimit,
+      compare:
+        analysis?.compare === undefined
+          ? undefined
+          : {
+              minSamples: analysis.compare.minSamples ?? DEFAULTS.compareMinSamples,
+              errorMarginPercent: analysis.compare.errorMarginPercent ?? DEFAULTS.compareErrorMarginPercent,
+              latencyRatioMax: analysis.compare.latencyRatioMax ?? DEFAULTS.compareLatencyRatioMax,
+            },
     },
     drainSeconds: spec.drainSeconds ?? DEFAULTS.drainSeconds,
     autoscalerRef: spec.autoscalerRef,

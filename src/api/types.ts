@@ -125,6 +125,35 @@ export interface AnalysisSpec {
   manualPromotion?: boolean;
   /** Checks with thresholds; built-in Istio metrics when `query` is absent. */
   metrics?: MetricCheck[];
+  /**
+   * No step passes unless the secondary is shown to have served at least `minRequests` requests during
+   * it (the traffic check). `false` is the named opt-out: steps are then judged on the other checks alone,
+   * and the status says so.
+   */
+  requireTraffic?: boolean;
+  /** The fewest requests the secondary must have served during a step for its analysis to count. */
+  minRequests?: number;
+  /**
+   * PromQL giving the number of requests the secondary served in the step; Istio's
+   * `istio_requests_total` for the secondary's workload over `{{stepWindow}}` when absent.
+   */
+  trafficQuery?: string;
+  /** Analyses in a row without evidence of traffic after which the test rolls back (`NoEvidence`). */
+  inconclusiveLimit?: number;
+  /**
+   * Judge the secondary against the primary over the same step (errors by a two-proportion test, p99 by a
+   * bounded ratio), on Istio's metrics. Present (even `{}`) to turn it on.
+   */
+  compare?: CompareSpec;
+}
+
+export interface CompareSpec {
+  /** Requests each track must have served in the step for a comparison to count. */
+  minSamples?: number;
+  /** How many percentage points the secondary's 5xx ratio may exceed the primary's before it fails. */
+  errorMarginPercent?: number;
+  /** The highest secondary p99 / primary p99 that passes. */
+  latencyRatioMax?: number;
 }
 
 /** Names of the built-in Istio metrics, scoped to the secondary's workload. */
@@ -134,8 +163,9 @@ export interface MetricCheck {
   /** A name shown in status and events; `request-success-rate` or `request-duration` select built-ins. */
   name: string;
   /**
-   * PromQL returning one number. Templates: {{name}} {{namespace}} {{primary}} {{secondary}} {{service}}
-   * {{interval}}. Required unless `name` is a built-in.
+   * PromQL returning one number, or one a series (each is judged). Templates: {{name}} {{namespace}}
+   * {{primary}} {{secondary}} {{service}} {{interval}} {{stepWindow}} {{stepStart}}. Required unless `name`
+   * is a built-in.
    */
   query?: string;
   /** The value must be >= min. Built-in request-success-rate is a percentage. */
@@ -257,6 +287,18 @@ export interface CanaryState {
   pausedAt?: string;
   /** Ending stages: when the route was first observed carrying nothing to the secondary (the drain began). */
   drainedAt?: string;
+  /**
+   * When the current step's weight began to apply: the start of `{{stepWindow}}`. `stepStartedAt` moves
+   * on with every analysis; this stays until the step changes, so evidence gathers over the whole step.
+   */
+  stepBeganAt?: string;
+  /** Analyses of this step that could not reach a verdict, in a row; absent after a verdict. */
+  inconclusive?: InconclusiveRecord;
+  /**
+   * Prometheus gave no answer (and `failWhenPrometheusFails` is false): the secondary gets no traffic
+   * until an analysis gets an answer again, and the test ends `NoEvidence` after the progress deadline.
+   */
+  trafficWithheld?: boolean;
   /** Failed checks counted so far in this test. */
   failedChecks: number;
   /** The last analysis, with every metric's value. */
@@ -265,9 +307,21 @@ export interface CanaryState {
   outcome?: { result: "Promoted" | "Failed" | "Aborted" | "Superseded"; reason: string; message: string };
 }
 
+/** Analyses in a row that reached no verdict. */
+export interface InconclusiveRecord {
+  /** Those for want of evidence of traffic (they count against `analysis.inconclusiveLimit`). */
+  count: number;
+  /** When the first of them ran: the progress deadline counts from here. */
+  since: string;
+}
+
 export interface AnalysisRecord {
   time: string;
   passed: boolean;
+  /** "Passed", "Failed", or "Inconclusive" (no verdict: no evidence, or no answer from Prometheus). */
+  verdict?: "Passed" | "Failed" | "Inconclusive";
+  /** Set when the step was judged without evidence of traffic, because `analysis.requireTraffic` is false. */
+  trafficNotRequired?: boolean;
   metrics: MetricResult[];
 }
 
@@ -281,6 +335,22 @@ export interface MetricResult {
   /** Why it failed (or "ok"), e.g. "NoData", "QueryFailed", "AboveMax", "BelowMin", "NonEmptyResult". */
   reason: string;
   message?: string;
+  /** What kind of check gave it: "traffic" (the evidence), "seed", "threshold" or "compare". */
+  kind?: "traffic" | "seed" | "threshold" | "compare";
+  /** The figures a comparison stands on: requests, errors, ratios, z, p99s. */
+  figures?: Record<string, number>;
+  /** The query as it was run (rendered). */
+  query?: string;
+  /** The time the query looked back over (the step's window), as a PromQL duration. */
+  window?: string;
+  /** Every series' value, when the query returned several. */
+  values?: number[];
+  /** Requests the secondary served in the window (the traffic check's value), when known. */
+  sampleSize?: number;
+  /** The rule the value was judged by, e.g. "≥ 20 requests", "no series", "≥ 99". */
+  rule?: string;
+  /** The labels of the series that broke the rule, e.g. `{pod="a"}`. */
+  failingSeries?: string[];
 }
 
 export interface FailedImage {
@@ -291,6 +361,8 @@ export interface FailedImage {
   /** The metric that failed, with its value, when the failure came from analysis. */
   metric?: string;
   value?: number;
+  /** The query (as run) that gave the failing value. */
+  query?: string;
 }
 
 /** How many failed images status keeps. */

@@ -1,6 +1,6 @@
 import type { CanaryApp, MetricResult } from "../api/types.js";
 import type { AnalysisProvider } from "../metrics/analysis-provider.js";
-import { scoreCheck } from "../rollout/analysis.js";
+import { scoreAnalysis } from "../rollout/analysis.js";
 import type { RenderedCheck } from "../rollout/checks.js";
 
 /**
@@ -13,7 +13,5 @@ export async function runAnalysis(
   provider: AnalysisProvider,
 ): Promise<MetricResult[]> {
   const outcomes = await provider.run(app, checks);
-  return checks.map((check, i) =>
-    scoreCheck(check, outcomes[i] ?? { kind: "error", message: "the analysis provider returned no outcome" }),
-  );
+  return scoreAnalysis(checks, outcomes);
 }

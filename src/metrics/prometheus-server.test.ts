@@ -36,7 +36,7 @@ describe("PrometheusProvider against a real Prometheus", () => {
     { query: "vector(3)", expected: { kind: "value", value: 3 } },
     {
       query: 'sort(label_replace(vector(2), "s", "b", "", "") or label_replace(vector(1), "s", "a", "", ""))',
-      expected: { kind: "values", values: [1, 2] },
+      expected: { kind: "values", values: [1, 2], labels: ['{s="a"}', '{s="b"}'] },
     },
     { query: "vector(1) > 5", expected: { kind: "empty" } },
     { query: "1/0", expected: { kind: "value", value: Infinity } },

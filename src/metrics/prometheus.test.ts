@@ -211,7 +211,11 @@ describe("PrometheusProvider against a scripted server", () => {
       () => ({ status: 200, body: vectorBody(["1", "2", "+Inf"]) }),
       async (server) => {
         const p = provider(`${server.url}/prom`, { now: () => new Date(1_700_000_000_000), timeoutMs: 1_500 });
-        assert.deepEqual(await p.query('sum(rate(x{a="b"}[1m]))'), { kind: "values", values: [1, 2, Infinity] });
+        assert.deepEqual(await p.query('sum(rate(x{a="b"}[1m]))'), {
+          kind: "values",
+          values: [1, 2, Infinity],
+          labels: ['{series="0"}', '{series="1"}', '{series="2"}'],
+        });
         const url = new URL(server.requests[0]?.url ?? "", server.url);
         assert.equal(url.pathname, "/prom/api/v1/query");
         assert.equal(url.searchParams.get("query"), 'sum(rate(x{a="b"}[1m]))');

@@ -61,6 +61,19 @@ describe("toOutcome", () => {
     });
     assert.deepEqual(toOutcome({ resultType: "vector", result: [] }, "e"), { kind: "empty" });
   });
+  test("several labelled series → values with each series' labels, sorted, without __name__", () => {
+    const labelled = (value: number, labels: Record<string, string>) => ({
+      metric: { name: "latency", labels: { __name__: "latency", ...labels } },
+      value: { time: new Date(), value },
+    });
+    assert.deepEqual(
+      toOutcome(
+        { resultType: "vector", result: [labelled(1, { zone: "b", pod: "a" }), labelled(2, { pod: "c" })] },
+        "e",
+      ),
+      { kind: "values", values: [1, 2], labels: ['{pod="a", zone="b"}', '{pod="c"}'] },
+    );
+  });
   test("matrix and string are unexpected", () => {
     assert.throws(() => toOutcome({ resultType: "matrix", result: [] }, "e"), UnexpectedResultError);
     assert.throws(() => toOutcome({ resultType: "string", result: [1, "x"] }, "e"), UnexpectedResultError);

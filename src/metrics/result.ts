@@ -53,6 +53,17 @@ export function respellInfinities(body: unknown): void {
   }
 }
 
+/** A series' labels as PromQL writes them, sorted: `{pod="a", zone="b"}` (`__name__` left out). */
+export function seriesLabels(series: unknown): string {
+  const labels = (series as { metric?: { labels?: unknown } } | null)?.metric?.labels;
+  if (typeof labels !== "object" || labels === null) return "{}";
+  const parts = Object.entries(labels as Record<string, unknown>)
+    .filter(([name]) => name !== "__name__")
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, value]) => `${name}=${JSON.stringify(String(value))}`);
+  return `{${parts.join(", ")}}`;
+}
+
 /**
  * scalar → `value`; a vector of one series → `value`; of several → `values`; an empty vector → `empty`.
  * A matrix or a string is not something a check can judge: `UnexpectedResultError`.
@@ -72,14 +83,18 @@ export function toOutcome(result: InstantResult, endpoint: string): DataOutcome 
     }
     case "vector": {
       if (!Array.isArray(result.result)) throw unexpected("vector result without a list of series");
-      const values = (result.result as unknown[]).map((series) => {
-        const value = (series as { value?: { value?: unknown } } | null)?.value?.value;
+      const series = result.result as unknown[];
+      const values = series.map((one) => {
+        const value = (one as { value?: { value?: unknown } } | null)?.value?.value;
         if (typeof value !== "number") throw unexpected("vector result with a series without a value");
         return value;
       });
       const [first] = values;
       if (first === undefined) return { kind: "empty" };
-      return values.length === 1 ? { kind: "value", value: first } : { kind: "values", values };
+      if (values.length === 1) return { kind: "value", value: first };
+      const labels = series.map(seriesLabels);
+      // Series without labels (an aggregate) have nothing to be named by but their place.
+      return labels.some((l) => l !== "{}") ? { kind: "values", values, labels } : { kind: "values", values };
     }
     default:
       throw unexpected(`the query returned a ${result.resultType}, not a scalar or an instant vector`);

@@ -1,6 +1,6 @@
 import type { CanaryApp } from "../api/types.js";
 
-/** The seed manifest's spec (config/samples), exactly as users write it. */
+/** The seed manifest's spec (the original operator's sample, before its query was scoped), exactly as users wrote it. */
 export const SEED_SPEC: CanaryApp["spec"] = {
   image: "atzedevries/go-status-code-server:v1",
   imageListenPort: 8088,

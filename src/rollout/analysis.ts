@@ -1,10 +1,32 @@
 import type { MetricResult } from "../api/types.js";
 import type { AnalysisCheck } from "./checks.js";
+import { Z_CRITICAL, judgeComparison, readFigures } from "./compare.js";
 import type { QueryOutcome } from "./types.js";
 
 /** Reasons a metric result carries; "ok" when it passed a threshold. */
 export type MetricReason =
-  "ok" | "NoFailingSeries" | "NonEmptyResult" | "BelowMin" | "AboveMax" | "NoData" | "QueryFailed";
+  | "ok"
+  | "TrafficShown"
+  | "NoTraffic"
+  | "TooFewRequests"
+  | "NoFailingSeries"
+  | "NonEmptyResult"
+  | "BelowMin"
+  | "AboveMax"
+  | "NoData"
+  | "QueryFailed"
+  | "ErrorRatioWorse"
+  | "LatencyWorse"
+  | "TooFewSamples";
+
+/** Reasons that are a rule broken by what was measured: they fail a step, evidence of traffic or not. */
+const VIOLATIONS: ReadonlySet<string> = new Set<MetricReason>([
+  "NonEmptyResult",
+  "BelowMin",
+  "AboveMax",
+  "ErrorRatioWorse",
+  "LatencyWorse",
+]);
 
 /** A number as people read it in a status line: at most three decimals, no trailing zeros. */
 export function formatNumber(value: number): string {
@@ -12,61 +34,162 @@ export function formatNumber(value: number): string {
   return String(Math.round(value * 1000) / 1000);
 }
 
+function thresholdRule(check: AnalysisCheck): string {
+  return [
+    ...(check.min !== undefined ? [`≥ ${formatNumber(check.min)}`] : []),
+    ...(check.max !== undefined ? [`≤ ${formatNumber(check.max)}`] : []),
+  ].join(" and ");
+}
+
+/** The rule a check's value is judged by, in words. */
+export function checkRule(check: AnalysisCheck): string {
+  switch (check.mode) {
+    case "traffic":
+      return `≥ ${formatNumber(check.min ?? 1)} requests to the secondary in the step`;
+    case "seed":
+      return "no series (any series is a failure)";
+    case "threshold":
+      return `every series ${thresholdRule(check)}`;
+    case "compare": {
+      const c = check.compare;
+      return c === undefined
+        ? "secondary no worse than the primary"
+        : `≥ ${c.minSamples} requests on each track; the secondary's 5xx ratio not above the primary's (one-sided two-proportion z ≤ ${Z_CRITICAL}, or at most ${c.errorMarginPercent} points more); p99 ratio ≤ ${c.latencyRatioMax}`;
+    }
+  }
+}
+
 function result(check: AnalysisCheck, fields: Omit<MetricResult, "name" | "min" | "max">): MetricResult {
   return {
     name: check.name,
+    kind: check.mode,
     ...(check.min !== undefined ? { min: check.min } : {}),
     ...(check.max !== undefined ? { max: check.max } : {}),
     ...fields,
+    query: check.query,
+    ...(check.window !== undefined ? { window: check.window } : {}),
+    rule: checkRule(check),
   };
 }
 
-function scoreSeed(check: AnalysisCheck, outcome: Exclude<QueryOutcome, { kind: "error" }>): MetricResult {
-  const values = outcome.kind === "value" ? [outcome.value] : outcome.kind === "values" ? outcome.values : [];
+type DataOutcome = Exclude<QueryOutcome, { kind: "error" }>;
+
+function valuesOf(outcome: DataOutcome): number[] {
+  return outcome.kind === "value" ? [outcome.value] : outcome.kind === "values" ? outcome.values : [];
+}
+
+function scoreTraffic(check: AnalysisCheck, outcome: DataOutcome): MetricResult {
+  const needed = check.min ?? 1;
+  const within = check.window !== undefined ? ` in ${check.window}` : "";
+  // Several series (a user's query without sum()): the requests are their total.
+  const values = valuesOf(outcome).filter((v) => Number.isFinite(v));
+  if (values.length === 0) {
+    return result(check, {
+      passed: false,
+      reason: "NoTraffic",
+      message: `found no requests to the secondary${within} (no data; ${formatNumber(needed)} needed)`,
+    });
+  }
+  const requests = values.reduce((a, b) => a + b, 0);
+  const fields = { value: requests, sampleSize: requests };
+  if (requests < needed) {
+    return result(check, {
+      ...fields,
+      passed: false,
+      reason: "TooFewRequests",
+      message: `${formatNumber(requests)} requests to the secondary${within} < ${formatNumber(needed)} needed`,
+    });
+  }
+  return result(check, {
+    ...fields,
+    passed: true,
+    reason: "TrafficShown",
+    message: `${formatNumber(requests)} requests to the secondary${within} ≥ ${formatNumber(needed)}`,
+  });
+}
+
+function scoreSeed(check: AnalysisCheck, outcome: DataOutcome): MetricResult {
+  const values = valuesOf(outcome);
   const first = values[0];
   if (first === undefined) {
     return result(check, { passed: true, reason: "NoFailingSeries", message: "returned no failing series" });
   }
   const series = values.length === 1 ? "1 failing series" : `${values.length} failing series`;
+  const labels = outcome.kind === "values" ? outcome.labels : undefined;
   return result(check, {
     passed: false,
     reason: "NonEmptyResult",
     ...(Number.isFinite(first) ? { value: first } : {}),
+    ...(values.length > 1 ? { values } : {}),
+    ...(labels !== undefined ? { failingSeries: labels } : {}),
     message: `returned ${series} (value ${formatNumber(first)})`,
   });
 }
 
-function scoreThreshold(check: AnalysisCheck, outcome: Exclude<QueryOutcome, { kind: "error" }>): MetricResult {
-  const value = outcome.kind === "value" ? outcome.value : outcome.kind === "values" ? outcome.values[0] : undefined;
-  if (value === undefined) {
-    return result(check, { passed: false, reason: "NoData", message: "had no data" });
-  }
-  // 0/0 (a success rate without any request) is NaN: no traffic is no evidence, and never promotes.
-  if (!Number.isFinite(value)) {
-    return result(check, { passed: false, reason: "NoData", message: `had no data (${String(value)})` });
-  }
+/** Why one series' value breaks the check's rule, or undefined when it keeps it. */
+function violation(check: AnalysisCheck, value: number): { reason: MetricReason; text: string } | undefined {
   const shown = formatNumber(value);
   if (check.min !== undefined && value < check.min) {
-    return result(check, {
-      value,
-      passed: false,
-      reason: "BelowMin",
-      message: `${shown} < ${formatNumber(check.min)}`,
-    });
+    return { reason: "BelowMin", text: `${shown} < ${formatNumber(check.min)}` };
   }
   if (check.max !== undefined && value > check.max) {
+    return { reason: "AboveMax", text: `${shown} > ${formatNumber(check.max)}` };
+  }
+  return undefined;
+}
+
+/**
+ * Every series is judged, in the order Prometheus gave them; the check fails if any breaks the rule, and
+ * names the series that did. A NaN series (0/0: a ratio without requests) is no data, never a pass.
+ */
+function scoreThreshold(check: AnalysisCheck, outcome: DataOutcome): MetricResult {
+  const values = valuesOf(outcome);
+  const labels = outcome.kind === "values" ? outcome.labels : undefined;
+  const many = values.length > 1 ? { values } : {};
+  const first = values[0];
+  if (first === undefined) {
+    return result(check, { passed: false, reason: "NoData", message: "had no data" });
+  }
+  const broken: { index: number; reason: MetricReason; text: string }[] = [];
+  values.forEach((value, index) => {
+    const v = Number.isFinite(value) ? violation(check, value) : undefined;
+    if (v !== undefined) broken.push({ index, ...v });
+  });
+  const worst = broken[0];
+  if (worst !== undefined) {
+    const names = broken.map((b) => labels?.[b.index] ?? `series ${b.index + 1}`);
+    const value = values[worst.index] ?? first;
+    const where = values.length > 1 ? `${names.join(", ")}: ` : "";
+    const count = values.length > 1 ? ` (${broken.length} of ${values.length} series)` : "";
     return result(check, {
       value,
+      ...many,
       passed: false,
-      reason: "AboveMax",
-      message: `${shown} > ${formatNumber(check.max)}`,
+      reason: worst.reason,
+      ...(values.length > 1 ? { failingSeries: names } : {}),
+      message: `${where}${worst.text}${count}`,
     });
   }
-  const bounds = [
-    ...(check.min !== undefined ? [`≥ ${formatNumber(check.min)}`] : []),
-    ...(check.max !== undefined ? [`≤ ${formatNumber(check.max)}`] : []),
-  ];
-  return result(check, { value, passed: true, reason: "ok", message: [shown, ...bounds].join(" ") });
+  // 0/0 (a success rate without any request) is NaN: no traffic is no evidence, and never promotes.
+  const unmeasured = values.findIndex((v) => !Number.isFinite(v));
+  if (unmeasured >= 0) {
+    const name = values.length > 1 ? ` for ${labels?.[unmeasured] ?? `series ${unmeasured + 1}`}` : "";
+    return result(check, {
+      ...many,
+      passed: false,
+      reason: "NoData",
+      message: `had no data${name} (${String(values[unmeasured])})`,
+    });
+  }
+  const bounds = thresholdRule(check);
+  const shown = values.length > 1 ? `${values.length} series, all` : formatNumber(first);
+  return result(check, {
+    value: first,
+    ...many,
+    passed: true,
+    reason: "ok",
+    message: [shown, ...(bounds === "" ? [] : [bounds.replace(" and ", " ")])].join(" "),
+  });
 }
 
 /** Judges one check's raw query outcome against the check. Pure; used by the metrics code. */
@@ -74,31 +197,104 @@ export function scoreCheck(check: AnalysisCheck, outcome: QueryOutcome): MetricR
   if (outcome.kind === "error") {
     return result(check, { passed: false, reason: "QueryFailed", message: `query failed: ${outcome.message}` });
   }
-  return check.mode === "seed" ? scoreSeed(check, outcome) : scoreThreshold(check, outcome);
+  switch (check.mode) {
+    case "traffic":
+      return scoreTraffic(check, outcome);
+    case "seed":
+      return scoreSeed(check, outcome);
+    case "threshold":
+      return scoreThreshold(check, outcome);
+    case "compare":
+      return result(
+        check,
+        judgeComparison(
+          readFigures(outcome),
+          check.compare ?? { minSamples: 1, errorMarginPercent: 0, latencyRatioMax: 1 },
+        ),
+      );
+  }
 }
+
+/**
+ * Scores every check of one analysis (one outcome a check, in order) and gives each result the sample size
+ * the traffic check measured, so that every figure in status says how many requests it stands on.
+ */
+export function scoreAnalysis(checks: readonly AnalysisCheck[], outcomes: readonly QueryOutcome[]): MetricResult[] {
+  const results = checks.map((check, i) =>
+    scoreCheck(check, outcomes[i] ?? { kind: "error", message: "the analysis provider returned no outcome" }),
+  );
+  const sampleSize = results.find((r) => r.kind === "traffic")?.sampleSize;
+  if (sampleSize === undefined) return results;
+  return results.map((r) => (r.sampleSize !== undefined ? r : { ...r, sampleSize }));
+}
+
+/** Why an analysis reached no verdict. */
+export type InconclusiveCause =
+  /** The secondary was not shown to have served enough requests in the step (or there was no data). */
+  | "NoEvidence"
+  /** Prometheus gave no answer, and `failWhenPrometheusFails` is false. */
+  | "PrometheusUnavailable";
 
 /** What one analysis means for the test. */
 export type Verdict =
-  | { kind: "passed" }
-  /** `decisive` is the failure to report: the first that is not merely a failed query, if any. */
+  /** `trafficNotRequired`: passed without evidence of traffic, by the spec's opt-out. */
+  | { kind: "passed"; trafficNotRequired?: boolean }
+  /** `decisive` is the failure to report: the first rule broken, else the first other failure. */
   | { kind: "failed"; decisive: MetricResult }
-  /** Nothing was learnt: only queries failed (and they are not to count), or no result came back. */
-  | { kind: "inconclusive"; message: string };
+  /** Nothing was learnt. `decisive` is the result that says why, when one does. */
+  | { kind: "inconclusive"; cause: InconclusiveCause; message: string; decisive?: MetricResult };
+
+/** How an analysis is judged. */
+export interface JudgeOptions {
+  failWhenPrometheusFails: boolean;
+  /** A step passes only with evidence that the secondary served traffic (the traffic check passed). */
+  requireTraffic: boolean;
+}
 
 /**
- * The analysis passes iff every result passed. When every failure is a failed query and
- * `failWhenPrometheusFails` is false, it is inconclusive: Prometheus' trouble says nothing about the image.
- * An empty result list is inconclusive too, never a pass: missing data never promotes.
+ * The verdict of one analysis, in this order:
+ * 1. A rule broken by what was measured (a seed query's series, a value beyond a bound) fails, with or
+ *    without evidence of traffic: failing never needs more proof than the failure.
+ * 2. Without evidence that the secondary served traffic in the step (when it is required), nothing else
+ *    counts: inconclusive (`NoEvidence`), never a pass. A failed traffic query goes to 4.
+ * 3. Any other failure but a failed query (no data for a metric, with traffic shown) fails.
+ * 4. Failed queries fail, or are inconclusive (`PrometheusUnavailable`) when `failWhenPrometheusFails` is
+ *    false: Prometheus' trouble says nothing about the image.
+ * An empty result list is inconclusive too: missing data never promotes.
  */
-export function judgeAnalysis(results: readonly MetricResult[], failWhenPrometheusFails: boolean): Verdict {
-  if (results.length === 0) return { kind: "inconclusive", message: "no check was run" };
+export function judgeAnalysis(results: readonly MetricResult[], options: JudgeOptions): Verdict {
+  if (results.length === 0) return { kind: "inconclusive", cause: "NoEvidence", message: "no check was run" };
   const failures = results.filter((r) => !r.passed);
-  const first = failures[0];
-  if (first === undefined) return { kind: "passed" };
+  const broken = failures.find((r) => VIOLATIONS.has(r.reason));
+  if (broken !== undefined) return { kind: "failed", decisive: broken };
+  // A comparison without enough requests on both tracks is no evidence either.
+  const unsampled = results.find((r) => r.reason === "TooFewSamples");
+  if (unsampled !== undefined) {
+    return { kind: "inconclusive", cause: "NoEvidence", message: describeResult(unsampled), decisive: unsampled };
+  }
+  if (options.requireTraffic) {
+    const traffic = results.find((r) => r.kind === "traffic");
+    if (traffic === undefined) {
+      return { kind: "inconclusive", cause: "NoEvidence", message: "no traffic check was run" };
+    }
+    if (!traffic.passed && traffic.reason !== "QueryFailed") {
+      return { kind: "inconclusive", cause: "NoEvidence", message: describeResult(traffic), decisive: traffic };
+    }
+  }
+  // The spec's own checks before the evidence: they are what its author reads first.
+  const first = failures.find((r) => r.kind !== "traffic") ?? failures[0];
+  if (first === undefined) {
+    return options.requireTraffic ? { kind: "passed" } : { kind: "passed", trafficNotRequired: true };
+  }
   const real = failures.find((r) => r.reason !== "QueryFailed");
   if (real !== undefined) return { kind: "failed", decisive: real };
-  if (failWhenPrometheusFails) return { kind: "failed", decisive: first };
-  return { kind: "inconclusive", message: failures.map(describeResult).join("; ") };
+  if (options.failWhenPrometheusFails) return { kind: "failed", decisive: first };
+  return {
+    kind: "inconclusive",
+    cause: "PrometheusUnavailable",
+    message: failures.map(describeResult).join("; "),
+    decisive: first,
+  };
 }
 
 /** One result as a phrase: "request-success-rate 99.7 ≥ 99", "prometheusQuery returned 1 failing series (value 7)". */

@@ -2,15 +2,26 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { withDefaults } from "../api/defaults.js";
 import type { CanaryAppSpec } from "../api/types.js";
-import { DEFAULT_SUCCESS_RATE_MIN, SEED_CHECK_NAME, analysisChecks, checkProblems } from "./checks.js";
-import { makeApp } from "./fixtures.test-helpers.js";
-import { BUILTIN_QUERIES } from "./templates.js";
+import {
+  DEFAULT_SUCCESS_RATE_MIN,
+  SEED_CHECK_NAME,
+  TRAFFIC_CHECK_NAME,
+  analysisChecks,
+  checkProblems,
+  renderChecks,
+} from "./checks.js";
+import { iso, makeApp, at, testing } from "./fixtures.test-helpers.js";
+import { BUILTIN_QUERIES, TRAFFIC_QUERY } from "./templates.js";
 
 const spec = (extra: Partial<CanaryAppSpec>) => withDefaults({ ...makeApp().spec, ...extra });
+
+/** The evidence every analysis starts with unless the spec opts out. */
+const traffic = { name: TRAFFIC_CHECK_NAME, mode: "traffic", query: TRAFFIC_QUERY, min: 20 } as const;
 
 describe("analysisChecks", () => {
   test("no check at all: the built-in success rate with min 99", () => {
     assert.deepEqual(analysisChecks(spec({})), [
+      traffic,
       {
         name: "request-success-rate",
         mode: "threshold",
@@ -22,6 +33,7 @@ describe("analysisChecks", () => {
 
   test("the seed query alone is one seed-mode check", () => {
     assert.deepEqual(analysisChecks(spec({ prometheusQuery: "up == 0" })), [
+      traffic,
       { name: SEED_CHECK_NAME, mode: "seed", query: "up == 0" },
     ]);
   });
@@ -40,6 +52,7 @@ describe("analysisChecks", () => {
       }),
     );
     assert.deepEqual(checks, [
+      traffic,
       { name: SEED_CHECK_NAME, mode: "seed", query: "errors > 2" },
       { name: "request-duration", mode: "threshold", query: BUILTIN_QUERIES["request-duration"], max: 500 },
       { name: "request-success-rate", mode: "threshold", query: BUILTIN_QUERIES["request-success-rate"], min: 95 },
@@ -48,8 +61,43 @@ describe("analysisChecks", () => {
   });
 
   test("a built-in name with its own query uses that query", () => {
-    const [check] = analysisChecks(spec({ analysis: { metrics: [{ name: "request-duration", query: "q", max: 1 }] } }));
+    const [, check] = analysisChecks(
+      spec({ analysis: { metrics: [{ name: "request-duration", query: "q", max: 1 }] } }),
+    );
     assert.equal(check?.query, "q");
+  });
+
+  test("the evidence takes the spec's minimum and query", () => {
+    const [check] = analysisChecks(spec({ analysis: { minRequests: 50, trafficQuery: "sum(reqs)" } }));
+    assert.deepEqual(check, { name: TRAFFIC_CHECK_NAME, mode: "traffic", query: "sum(reqs)", min: 50 });
+  });
+
+  test("requireTraffic: false drops the evidence, and only it", () => {
+    assert.deepEqual(analysisChecks(spec({ prometheusQuery: "up == 0", analysis: { requireTraffic: false } })), [
+      { name: SEED_CHECK_NAME, mode: "seed", query: "up == 0" },
+    ]);
+    assert.deepEqual(
+      analysisChecks(spec({ analysis: { requireTraffic: false } })).map((c) => c.name),
+      ["request-success-rate"],
+    );
+  });
+});
+
+describe("renderChecks", () => {
+  test("the step's window is the time since the step began, whole seconds rounded up", () => {
+    const app = makeApp({
+      spec: { prometheusQuery: 'increase(x{w="{{secondary}}"}[{{stepWindow}}]) > 2' },
+      status: testing({ stepStartedAt: iso(30), stepBeganAt: iso(0) }),
+    });
+    const checks = renderChecks(app, withDefaults(app.spec), at(36.2));
+    assert.equal(checks[1]?.query, 'increase(x{w="web-secondary"}[37s]) > 2');
+    assert.equal(checks[1]?.window, "37s");
+    assert.match(checks[0]?.query ?? "", /destination_workload="web-secondary"\}\[37s\]\)\)$/);
+  });
+
+  test("an unscoped query has no window to report", () => {
+    const app = makeApp({ spec: { prometheusQuery: "up == 0" }, status: testing({}) });
+    assert.equal(renderChecks(app, withDefaults(app.spec), at(30))[1]?.window, undefined);
   });
 });
 

@@ -1,13 +1,18 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { BuiltinMetric, CanaryApp } from "../api/types.js";
-import { BUILTIN_QUERIES, renderQuery, templateVars, unknownTemplateVariables } from "./templates.js";
+import type { CompareSettings } from "./compare.js";
+import { COMPARE_QUERY } from "./compare.js";
+import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTemplateVariables } from "./templates.js";
 
 /**
  * How a check's query is judged:
+ * - "traffic": the evidence. The query counts the requests the secondary served in the step; fewer than
+ *   `min` (or no data) leaves the analysis inconclusive, never passed.
  * - "seed": the query selects failing series (the original `prometheusQuery`); any result fails the step.
- * - "threshold": the query returns one number that must lie within min/max.
+ * - "threshold": the query returns numbers (one, or one a series) that must each lie within min/max.
+ * - "compare": the query returns the figures of both tracks (compare.ts), judged secondary against primary.
  */
-export type CheckMode = "seed" | "threshold";
+export type CheckMode = "traffic" | "seed" | "threshold" | "compare";
 
 /** A check answered by a PromQL query template (see templates.ts), and how its outcome is judged. */
 export interface QueryCheck {
@@ -17,6 +22,10 @@ export interface QueryCheck {
   query: string;
   min?: number;
   max?: number;
+  /** The step's window the query was rendered with (`{{stepWindow}}`); set by `renderChecks`. */
+  window?: string;
+  /** For "compare": its settings. */
+  compare?: CompareSettings;
 }
 
 /**
@@ -27,6 +36,12 @@ export type AnalysisCheck = QueryCheck;
 
 /** A check ready to run for one app: its query template rendered with the app's variables. */
 export type RenderedCheck = AnalysisCheck;
+
+/** The name under which the evidence of traffic appears in status and events. */
+export const TRAFFIC_CHECK_NAME = "secondary-traffic";
+
+/** The name under which the comparison with the primary appears in status and events. */
+export const COMPARE_CHECK_NAME = "compare-with-primary";
 
 /** The name under which the seed-compatible `spec.prometheusQuery` appears in status and events. */
 export const SEED_CHECK_NAME = "prometheusQuery";
@@ -39,14 +54,27 @@ function isBuiltin(name: string): name is BuiltinMetric {
 }
 
 /**
- * The checks of one analysis, in the order the results must come back: the seed query first (if set),
- * then each metric. A built-in metric takes its query from the templates unless it gives its own. A spec
- * without any check still gets one, so that no image is ever promoted unmeasured.
+ * The checks of one analysis, in the order the results must come back: the evidence of traffic first
+ * (unless `analysis.requireTraffic` is false), then the seed query (if set), the comparison with the primary
+ * (if asked for), then each metric. A built-in
+ * metric takes its query from the templates unless it gives its own. A spec without any check still gets
+ * the success rate, so that no image is ever promoted unmeasured.
  */
 export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
   const checks: AnalysisCheck[] = [];
+  if (spec.analysis.requireTraffic) {
+    checks.push({
+      name: TRAFFIC_CHECK_NAME,
+      mode: "traffic",
+      query: spec.analysis.trafficQuery ?? TRAFFIC_QUERY,
+      min: spec.analysis.minRequests,
+    });
+  }
   if (spec.prometheusQuery !== undefined && spec.prometheusQuery.trim() !== "") {
     checks.push({ name: SEED_CHECK_NAME, mode: "seed", query: spec.prometheusQuery });
+  }
+  if (spec.analysis.compare !== undefined) {
+    checks.push({ name: COMPARE_CHECK_NAME, mode: "compare", query: COMPARE_QUERY, compare: spec.analysis.compare });
   }
   for (const metric of spec.analysis.metrics) {
     const query = metric.query ?? (isBuiltin(metric.name) ? BUILTIN_QUERIES[metric.name] : undefined);
@@ -61,7 +89,7 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
       ...(metric.max !== undefined ? { max: metric.max } : {}),
     });
   }
-  if (checks.length === 0 && spec.analysis.metrics.length === 0) {
+  if (checks.every((check) => check.mode === "traffic") && spec.analysis.metrics.length === 0) {
     checks.push({
       name: "request-success-rate",
       mode: "threshold",
@@ -97,10 +125,17 @@ export function checkProblems(spec: ResolvedSpec): string[] {
 }
 
 /**
- * The checks of one analysis, rendered for this app, in the order the results must come back. Throws an
- * InvalidSpecError (TemplateError) when a template names an unknown variable.
+ * The checks of one analysis, rendered for this app at `now`, in the order the results must come back.
+ * Throws an InvalidSpecError (TemplateError) when a template names an unknown variable.
  */
-export function renderChecks(app: CanaryApp, spec: ResolvedSpec): RenderedCheck[] {
-  const vars = templateVars(app, spec);
-  return analysisChecks(spec).map((check) => ({ ...check, query: renderQuery(check.query, vars) }));
+export function renderChecks(app: CanaryApp, spec: ResolvedSpec, now?: Date): RenderedCheck[] {
+  const vars = templateVars(app, spec, now);
+  return analysisChecks(spec).map((check) => {
+    const window = /\{\{\s*stepWindow\s*\}\}/.test(check.query)
+      ? vars.stepWindow
+      : /\{\{\s*interval\s*\}\}/.test(check.query)
+        ? vars.interval
+        : undefined;
+    return { ...check, query: renderQuery(check.query, vars), ...(window !== undefined ? { window } : {}) };
+  });
 }

@@ -21,7 +21,7 @@ import {
 const failure: MetricResult = { name: "error-rate", value: 7, passed: false, reason: "AboveMax", message: "7 > 1" };
 const PASSED: Verdict = { kind: "passed" };
 const FAILED: Verdict = { kind: "failed", decisive: failure };
-const INCONCLUSIVE: Verdict = { kind: "inconclusive", message: "prometheus down" };
+const INCONCLUSIVE: Verdict = { kind: "inconclusive", cause: "PrometheusUnavailable", message: "prometheus down" };
 
 function facts(over: Partial<Omit<TestFacts, "progress">> = {}, progress: Partial<Progress> | null = {}): TestFacts {
   const base: TestFacts = {
@@ -40,12 +40,21 @@ function facts(over: Partial<Omit<TestFacts, "progress">> = {}, progress: Partia
     failedChecks: 0,
     threshold: 1,
     progressDeadlineSeconds: 600,
+    inconclusiveLimit: 5,
+    trafficWithheld: false,
     ...over,
   };
   if (progress === null) return base;
   return {
     ...base,
-    progress: { readinessChanged: false, deadlinePassed: false, intervalPassed: true, ...progress },
+    progress: {
+      readinessChanged: false,
+      deadlinePassed: false,
+      intervalPassed: true,
+      inconclusiveAnalyses: 0,
+      noVerdictDeadlinePassed: false,
+      ...progress,
+    },
   };
 }
 
@@ -364,4 +373,109 @@ describe("the decisions never contradict each other", () => {
                   }
     assert.equal(seen, 4 * 3 * 4 * 2 ** 5);
   });
+});
+
+describe("no evidence: when does waiting for it end?", () => {
+  const NO_TRAFFIC: Verdict = {
+    kind: "inconclusive",
+    cause: "NoEvidence",
+    message: "secondary-traffic 3 requests < 20",
+    decisive: {
+      name: "secondary-traffic",
+      kind: "traffic",
+      value: 3,
+      passed: false,
+      reason: "TooFewRequests",
+      query: "sum(increase(x[30s]))",
+    },
+  };
+  const cases: { name: string; f: TestFacts; want: string | undefined }[] = [
+    { name: "the first analysis without evidence waits", f: facts({}, { verdict: NO_TRAFFIC }), want: undefined },
+    {
+      name: "the limit's analysis without evidence rolls back",
+      f: facts({ inconclusiveLimit: 3 }, { verdict: NO_TRAFFIC, inconclusiveAnalyses: 2 }),
+      want: "NoEvidence",
+    },
+    {
+      name: "one before the limit waits",
+      f: facts({ inconclusiveLimit: 3 }, { verdict: NO_TRAFFIC, inconclusiveAnalyses: 1 }),
+      want: undefined,
+    },
+    {
+      name: "no verdict for the whole deadline rolls back",
+      f: facts({}, { verdict: NO_TRAFFIC, noVerdictDeadlinePassed: true }),
+      want: "NoEvidence",
+    },
+    {
+      name: "Prometheus down does not count against the limit",
+      f: facts({ inconclusiveLimit: 1 }, { verdict: INCONCLUSIVE, inconclusiveAnalyses: 4 }),
+      want: undefined,
+    },
+    {
+      name: "Prometheus down for the whole deadline rolls back",
+      f: facts({}, { verdict: INCONCLUSIVE, noVerdictDeadlinePassed: true }),
+      want: "NoEvidence",
+    },
+    {
+      name: "paused: nothing ends",
+      f: facts({ paused: true }, { verdict: NO_TRAFFIC, noVerdictDeadlinePassed: true }),
+      want: undefined,
+    },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(rollbackDue(c.f)?.reason, c.want));
+
+  test("the NoEvidence failure carries the traffic check's value and query", () => {
+    const failure = rollbackDue(facts({ inconclusiveLimit: 1 }, { verdict: NO_TRAFFIC }));
+    assert.deepEqual(failure, {
+      result: "Failed",
+      reason: "NoEvidence",
+      message:
+        "no evidence that the secondary served traffic in 1 analyses in a row: secondary-traffic 3 requests < 20",
+      metric: "secondary-traffic",
+      value: 3,
+      query: "sum(increase(x[30s]))",
+    });
+  });
+
+  test("an inconclusive last step never promotes, nor opens the manual gate", () => {
+    for (const manualPromotion of [false, true]) {
+      for (const verdict of [NO_TRAFFIC, INCONCLUSIVE]) {
+        const f = facts({ ...last, manualPromotion }, { verdict });
+        assert.equal(promotionDue(f), undefined);
+        assert.equal(promotionGateReached(f), false);
+        assert.equal(stepDue(f), undefined);
+      }
+    }
+  });
+});
+
+describe("traffic withheld while Prometheus does not answer", () => {
+  const withheld = { trafficWithheld: true };
+  const cases: { name: string; f: TestFacts; step?: string; promotion?: string; rollback?: string }[] = [
+    { name: "still no answer: nothing moves", f: facts(withheld, { verdict: INCONCLUSIVE }) },
+    { name: "an answer: the step starts over", f: facts(withheld, { verdict: PASSED }), step: "PrometheusAnswered" },
+    {
+      name: "an answer at the last step: the step starts over, no promotion yet",
+      f: facts({ ...withheld, ...last }, { verdict: PASSED }),
+      step: "PrometheusAnswered",
+    },
+    {
+      name: "an answer that fails: the step starts over, nothing counted",
+      f: facts(withheld, { verdict: FAILED }),
+      step: "PrometheusAnswered",
+    },
+    {
+      name: "no answer for the whole deadline",
+      f: facts(withheld, { verdict: INCONCLUSIVE, noVerdictDeadlinePassed: true }),
+      rollback: "NoEvidence",
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      assert.equal(stepDue(c.f), c.step);
+      assert.equal(promotionDue(c.f), c.promotion);
+      assert.equal(rollbackDue(c.f)?.reason, c.rollback);
+      assert.equal(promotionGateReached(c.f), false);
+    });
+  }
 });

@@ -54,6 +54,10 @@ export interface TestFacts {
   failedChecks: number;
   threshold: number;
   progressDeadlineSeconds: number;
+  /** Analyses in a row without evidence of traffic that end the test (`NoEvidence`). */
+  inconclusiveLimit: number;
+  /** Prometheus gave no answer at the last analysis: the secondary gets no traffic until it does. */
+  trafficWithheld: boolean;
   /**
    * What moving the stage on looks at. Absent while the plan is still answering requests (abort, promote,
    * a changed spec.image): those are answered first, before pause and resume, and without evidence.
@@ -74,6 +78,10 @@ export interface Progress {
   intervalPassed: boolean;
   /** The judged analysis of this step, when the step is complete and its analysis ran. */
   verdict?: Verdict;
+  /** Analyses in a row before this one that found no evidence of traffic. */
+  inconclusiveAnalyses: number;
+  /** The progress deadline has passed since the first analysis in a row that reached no verdict. */
+  noVerdictDeadlinePassed: boolean;
 }
 
 /** Why a test ends without promotion. */
@@ -83,6 +91,8 @@ export interface TestFailure {
   message: string;
   metric?: string;
   value?: number;
+  /** The query (as run) that gave `value`. */
+  query?: string;
 }
 
 /**
@@ -110,7 +120,23 @@ export type StepStart =
   /** The analysis of a step that is not the last passed: the next step begins. */
   | "AnalysisPassed"
   /** The secondary's readiness changed: the current step begins again (its weight follows readiness). */
-  | "ReadinessChanged";
+  | "ReadinessChanged"
+  /**
+   * Prometheus answers again after traffic was withheld for want of an answer: the current step begins
+   * again with its weight, and is judged one interval later on its own traffic.
+   */
+  | "PrometheusAnswered";
+
+/** An analysis got an answer from Prometheus while the secondary's traffic was withheld for want of one. */
+function analysisResumed(f: TestFacts): boolean {
+  const v = f.progress?.verdict;
+  return (
+    f.trafficWithheld &&
+    stepComplete(f) &&
+    v !== undefined &&
+    !(v.kind === "inconclusive" && v.cause === "PrometheusUnavailable")
+  );
+}
 
 /**
  * When does a step begin? When the secondary becomes ready (the first step; never while paused, nor while
@@ -128,6 +154,7 @@ export function stepDue(f: TestFacts): StepStart | undefined {
     case "Stepping":
     case "AwaitingPromotion":
       if (p.readinessChanged) return "ReadinessChanged";
+      if (analysisResumed(f)) return "PrometheusAnswered";
       return stepComplete(f) && p.verdict?.kind === "passed" && f.step + 1 < f.steps ? "AnalysisPassed" : undefined;
     case "Promoting":
     case "Finalising":
@@ -155,6 +182,7 @@ export function promotionDue(f: TestFacts): PromotionReason | undefined {
   if (f.stage === "AwaitingPromotion") {
     return !f.paused && f.secondaryReady && !p.readinessChanged ? "AnalysisPassed" : undefined;
   }
+  if (analysisResumed(f)) return undefined;
   return stepComplete(f) && p.verdict?.kind === "passed" && f.step + 1 >= f.steps ? "AnalysisPassed" : undefined;
 }
 
@@ -181,7 +209,13 @@ export function promoteRefusal(f: TestFacts): PromoteRefusal | undefined {
 
 /** When does it wait for a person? The last step passed and the spec asks for manual promotion. */
 export function promotionGateReached(f: TestFacts): boolean {
-  return stepComplete(f) && f.progress?.verdict?.kind === "passed" && f.step + 1 >= f.steps && f.manualPromotion;
+  return (
+    stepComplete(f) &&
+    !analysisResumed(f) &&
+    f.progress?.verdict?.kind === "passed" &&
+    f.step + 1 >= f.steps &&
+    f.manualPromotion
+  );
 }
 
 /**
@@ -193,6 +227,10 @@ export function promotionGateReached(f: TestFacts): boolean {
  * 3. ProgressDeadlineExceeded: the secondary did not become ready within the deadline.
  * 4. SecondaryNotReady: a stepping secondary stayed not ready for the whole deadline.
  * 5. AnalysisFailed: a step's analysis failed and the failures reach the threshold.
+ * 6. NoEvidence: a step's analysis reached no verdict, and either `inconclusiveLimit` analyses in a row
+ *    found no evidence of traffic, or no verdict was had for the whole progress deadline (Prometheus
+ *    not answering, with `failWhenPrometheusFails: false`, ends here).
+ * An analysis that gets an answer after traffic was withheld judges nothing: the step starts over.
  */
 export function rollbackDue(f: TestFacts): TestFailure | undefined {
   if (f.abortRequested && (isTesting(f.stage) || f.stage === "Promoting")) {
@@ -231,13 +269,39 @@ export function rollbackDue(f: TestFacts): TestFailure | undefined {
     };
   }
   const verdict = p.verdict;
-  if (!stepComplete(f) || verdict?.kind !== "failed" || f.failedChecks + 1 < f.threshold) return undefined;
+  if (!stepComplete(f) || verdict === undefined || analysisResumed(f)) return undefined;
+  if (verdict.kind === "inconclusive") return noEvidence(f, p, verdict);
+  if (verdict.kind !== "failed" || f.failedChecks + 1 < f.threshold) return undefined;
   return {
     result: "Failed",
     reason: "AnalysisFailed",
     message: describeResult(verdict.decisive),
     metric: verdict.decisive.name,
     ...(verdict.decisive.value !== undefined ? { value: verdict.decisive.value } : {}),
+    ...(verdict.decisive.query !== undefined ? { query: verdict.decisive.query } : {}),
+  };
+}
+
+/** The NoEvidence failure, when an inconclusive analysis reaches a bound (see rollbackDue). */
+function noEvidence(
+  f: TestFacts,
+  p: Progress,
+  verdict: Extract<Verdict, { kind: "inconclusive" }>,
+): TestFailure | undefined {
+  const count = p.inconclusiveAnalyses + (verdict.cause === "NoEvidence" ? 1 : 0);
+  const limitReached = verdict.cause === "NoEvidence" && count >= f.inconclusiveLimit;
+  if (!limitReached && !p.noVerdictDeadlinePassed) return undefined;
+  const why = limitReached
+    ? `no evidence that the secondary served traffic in ${count} analyses in a row`
+    : `no verdict for ${f.progressDeadlineSeconds}s`;
+  const d = verdict.decisive;
+  return {
+    result: "Failed",
+    reason: "NoEvidence",
+    message: `${why}: ${verdict.message}`,
+    ...(d !== undefined ? { metric: d.name } : {}),
+    ...(d?.value !== undefined ? { value: d.value } : {}),
+    ...(d?.query !== undefined ? { query: d.query } : {}),
   };
 }
 

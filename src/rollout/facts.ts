@@ -28,6 +28,8 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     failedChecks: canary.failedChecks,
     threshold: analysis.threshold,
     progressDeadlineSeconds: analysis.progressDeadlineSeconds,
+    inconclusiveLimit: analysis.inconclusiveLimit,
+    trafficWithheld: canary.trafficWithheld === true,
     ...(progress !== undefined ? { progress } : {}),
   };
 }
@@ -35,10 +37,15 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
 /** The time and readiness evidence for moving the stage on (the verdict is added once the analysis ran). */
 export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
   const ready = secondaryReady(ctx.observed, canary.image);
-  const wasReady = (ctx.previous.weights?.secondary ?? 0) > 0;
+  // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
+  const wasReady = (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
+  const deadline = ctx.spec.analysis.progressDeadlineSeconds;
+  const inconclusive = canary.inconclusive;
   return {
     readinessChanged: ready !== wasReady,
-    deadlinePassed: hasElapsed(ctx.now, canary.stepStartedAt, ctx.spec.analysis.progressDeadlineSeconds),
+    deadlinePassed: hasElapsed(ctx.now, canary.stepStartedAt, deadline),
     intervalPassed: hasElapsed(ctx.now, canary.stepStartedAt, ctx.spec.analysis.intervalSeconds),
+    inconclusiveAnalyses: inconclusive?.count ?? 0,
+    noVerdictDeadlinePassed: inconclusive !== undefined && hasElapsed(ctx.now, inconclusive.since, deadline),
   };
 }

@@ -92,6 +92,18 @@ export function testing(canary: Partial<CanaryState>, extra: Partial<CanaryAppSt
   };
 }
 
+/** The traffic check's result: the secondary served `requests` requests in the step (20 needed). */
+export const evidence = (requests = 100): MetricResult => ({
+  name: "secondary-traffic",
+  kind: "traffic",
+  value: requests,
+  min: 20,
+  sampleSize: requests,
+  passed: requests >= 20,
+  reason: requests >= 20 ? "TrafficShown" : "TooFewRequests",
+  message: `${requests} requests to the secondary ${requests >= 20 ? "≥" : "<"} 20`,
+});
+
 export const passing = (name = "request-success-rate", value = 99.9): MetricResult => ({
   name,
   value,

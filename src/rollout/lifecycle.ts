@@ -54,6 +54,7 @@ export function startRollback(ctx: PlanContext, canary: CanaryState, failure: Te
     message: failure.message,
     ...(failure.metric !== undefined ? { metric: failure.metric } : {}),
     ...(failure.value !== undefined ? { value: failure.value } : {}),
+    ...(failure.query !== undefined ? { query: failure.query } : {}),
   });
   emit(ctx, "Warning", "RollingBack", `rolling back ${canary.image} (${failure.reason}): ${failure.message}`);
 }

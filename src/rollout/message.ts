@@ -10,6 +10,7 @@ export interface MessageFacts {
   weights: readonly number[];
   threshold: number;
   failWhenPrometheusFails: boolean;
+  requireTraffic: boolean;
   /** The secondary's planned weight. */
   secondaryWeight: number;
   secondaryReady: boolean;
@@ -28,8 +29,15 @@ function stepText(canary: CanaryState, weights: readonly number[]): string {
 function lastAnalysisText(facts: MessageFacts, canary: CanaryState): string {
   const last = canary.lastAnalysis;
   if (last === undefined) return "";
-  if (last.passed) return `; last analysis passed (${last.metrics.map(describeResult).join(", ")})`;
-  const verdict = judgeAnalysis(last.metrics, facts.failWhenPrometheusFails);
+  if (last.passed) {
+    const waived =
+      last.trafficNotRequired === true ? " without evidence of traffic (analysis.requireTraffic: false)" : "";
+    return `; last analysis passed${waived} (${last.metrics.map(describeResult).join(", ")})`;
+  }
+  const verdict = judgeAnalysis(last.metrics, facts);
+  if (canary.trafficWithheld === true) {
+    return `; last analysis inconclusive: Prometheus gave no answer (${verdict.kind === "inconclusive" ? verdict.message : "no verdict"}), so the secondary gets no traffic until it does`;
+  }
   const failures = last.metrics.filter((m) => !m.passed).map(describeResult);
   if (verdict.kind === "inconclusive") return `; last analysis inconclusive (${verdict.message})`;
   return `; last analysis failed (${failures.join(", ")}), ${canary.failedChecks} of ${facts.threshold} failed checks`;

@@ -7,6 +7,7 @@ import {
   afterPersist,
   condition,
   deployment,
+  evidence,
   failing,
   iso,
   passing,
@@ -21,13 +22,17 @@ import {
 } from "./fixtures.test-helpers.js";
 import { analysisDue } from "./planner.js";
 
-/** A test of V2 at `step` (default weights 10..50, interval 30s), the secondary ready and carrying its weight. */
+/**
+ * A test of V2 at `step` (default weights 10..50, interval 30s), the secondary ready and carrying its weight.
+ * `analysis` are the results of the spec's checks after the traffic check, which showed 100 requests.
+ */
 function stepping(step: number, extra: Partial<Scenario> = {}, analysis?: MetricResult[]): Scenario {
   const weight = [10, 20, 30, 40, 50][step] ?? 0;
+  const results = analysis ? { analysis: [evidence(), ...analysis] } : {};
   return {
     image: V2,
     status: testing({ stage: "Stepping", step, stepStartedAt: iso(0) }),
-    observed: { secondary: deployment(V2), routedWeights: routed(weight), ...(analysis ? { analysis } : {}) },
+    observed: { secondary: deployment(V2), routedWeights: routed(weight), ...results },
     now: 30,
     ...extra,
   };
@@ -90,14 +95,24 @@ describe("stepping", () => {
       assert.equal(p.status.canary?.stepStartedAt, iso(30));
       assert.deepEqual(p.weights, { primary: 100 - a.weight, secondary: a.weight });
       assert.deepEqual(p.primary, { image: V1, replicas: 3 });
-      assert.deepEqual(p.events, [
+      assert.deepEqual(p.events.slice(1), [
         {
           type: "Normal",
           reason: "StepAdvanced",
           message: `shifted ${a.weight}% of traffic to the secondary (image ${V2})`,
         },
       ]);
-      assert.deepEqual(p.status.canary?.lastAnalysis, { time: iso(30), passed: true, metrics: [passing()] });
+      assert.equal(p.events[0]?.reason, "AnalysisPassed");
+      assert.match(
+        p.events[0]?.message ?? "",
+        /passed: secondary-traffic 100 requests .* \| request-success-rate 99\.9 ≥ 99$/,
+      );
+      assert.deepEqual(p.status.canary?.lastAnalysis, {
+        time: iso(30),
+        passed: true,
+        verdict: "Passed",
+        metrics: [evidence(), passing()],
+      });
       assert.equal(p.requeueAfterSeconds, 30);
     });
   }
@@ -114,7 +129,7 @@ describe("stepping", () => {
     assert.equal(p.status.canary?.stage, "Promoting");
     assert.deepEqual(p.primary, { image: V2, replicas: 3 });
     assert.deepEqual(p.weights, { primary: 50, secondary: 50 });
-    assert.deepEqual(reasons(p), ["Promoting"]);
+    assert.deepEqual(reasons(p), ["AnalysisPassed", "Promoting"]);
     assert.equal(p.status.phase, "Promoting");
     assert.equal(p.status.primaryImage, V1, "the primary image changes only once the primary runs it");
   });
@@ -124,7 +139,7 @@ describe("stepping", () => {
     assert.equal(p.status.canary?.stage, "AwaitingPromotion");
     assert.deepEqual(p.primary, { image: V1, replicas: 3 });
     assert.deepEqual(p.weights, { primary: 50, secondary: 50 });
-    assert.deepEqual(reasons(p), ["AwaitingPromotion"]);
+    assert.deepEqual(reasons(p), ["AnalysisPassed", "AwaitingPromotion"]);
     assert.match(p.status.message ?? "", /canaryapp\.io\/promote=now/);
     assert.equal(p.requeueAfterSeconds, undefined, "waits for a person, not the clock");
   });
@@ -214,7 +229,7 @@ describe("stepping", () => {
     const p = runPlan(stepping(1, {}, [passing("request-success-rate", 99.7)]));
     assert.equal(
       p.status.message,
-      `Testing ${V2}: step 3 of 5, 30% of traffic on the secondary; last analysis passed (request-success-rate 99.7 ≥ 99).`,
+      `Testing ${V2}: step 3 of 5, 30% of traffic on the secondary; last analysis passed (secondary-traffic 100 requests to the secondary ≥ 20, request-success-rate 99.7 ≥ 99).`,
     );
     assert.deepEqual([condition(p, "Progressing")?.status, condition(p, "Progressing")?.reason], ["True", "Stepping"]);
   });

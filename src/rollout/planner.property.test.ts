@@ -186,7 +186,7 @@ function checkStep(step: Step, tracker: Tracker, intervalSeconds: number): void 
   // A due analysis is acted on.
   if (step.analysed) {
     const acted = p.events.some((e) =>
-      ["StepAdvanced", "AnalysisFailed", "AnalysisInconclusive", "Promoting", "AwaitingPromotion"].includes(e.reason),
+      ["AnalysisPassed", "AnalysisFailed", "AnalysisInconclusive", "AnalysisResumed"].includes(e.reason),
     );
     assert.ok(acted, "an analysis ran and nothing came of it");
   }

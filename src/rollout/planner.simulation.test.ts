@@ -46,7 +46,9 @@ describe("simulation: the planner driving a world that obeys it", () => {
     }
     assert.deepEqual(eventReasons(world).slice(eventReasons(world).indexOf("TestStarted")), [
       "TestStarted",
-      ...Array<string>(5).fill("StepAdvanced"),
+      "StepAdvanced",
+      ...Array<string[]>(4).fill(["AnalysisPassed", "StepAdvanced"]).flat(),
+      "AnalysisPassed",
       "Promoting",
       "PrimaryUpdated",
       "Promoted",

@@ -57,7 +57,7 @@ export function startPlan({ app, observed, now }: ReconcileInput): Planning {
     const spec = withDefaults(app.spec);
     const first = evaluate({ app, spec, observed, now });
     if (!first.analysisWanted) return { kind: "ready", spec, plan: first.plan };
-    const checks = renderChecks(app, spec);
+    const checks = renderChecks(app, spec, now);
     return {
       kind: "analysisDue",
       spec,
@@ -196,6 +196,7 @@ function assemble(ctx: PlanContext): Plan {
     weights: spec.analysis.weights,
     threshold: spec.analysis.threshold,
     failWhenPrometheusFails: spec.analysis.failWhenPrometheusFails,
+    requireTraffic: spec.analysis.requireTraffic,
     secondaryWeight: weights.secondary,
     secondaryReady: ready,
     failed: specImageFailed ? findFailedImage(status.failedImages, spec.image) : undefined,

@@ -1,6 +1,6 @@
-import type { CanaryState } from "../api/types.js";
+import type { AnalysisRecord, CanaryState, MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
-import { describeResult, judgeAnalysis } from "./analysis.js";
+import { describeResult, formatNumber, judgeAnalysis } from "./analysis.js";
 import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
 import { promotionDue, promotionGateReached, rollbackDue, stepComplete, stepDue } from "./decisions.js";
@@ -47,7 +47,7 @@ function progress(ctx: PlanContext, canary: CanaryState): void {
       ctx.analysisWanted = true;
       return;
     }
-    verdict = judgeAnalysis(results, ctx.spec.analysis.failWhenPrometheusFails);
+    verdict = judgeAnalysis(results, ctx.spec.analysis);
     facts = testFacts(ctx, canary, { ...evidence, verdict });
   }
   const start = stepDue(facts);
@@ -57,9 +57,10 @@ function progress(ctx: PlanContext, canary: CanaryState): void {
 
   if (start === "ReadinessChanged") return restartStep(ctx, canary);
   if (verdict !== undefined && results !== undefined) {
-    canary.lastAnalysis = { time: ctx.at, passed: verdict.kind === "passed", metrics: structuredClone(results) };
+    canary.lastAnalysis = analysisRecord(ctx, verdict, results);
     // Whatever the verdict, the next analysis is one whole interval away.
     canary.stepStartedAt = ctx.at;
+    if (start === "PrometheusAnswered") return resumeTraffic(ctx, canary);
     tellVerdict(ctx, canary, verdict);
   }
   if (rollback !== undefined) return startRollback(ctx, canary, rollback);
@@ -68,11 +69,13 @@ function progress(ctx: PlanContext, canary: CanaryState): void {
     canary.stage = "Stepping";
     canary.step = 0;
     canary.stepStartedAt = ctx.at;
+    canary.stepBeganAt = ctx.at;
     emit(ctx, "Normal", "StepAdvanced", shiftedMessage(ctx, canary));
     return;
   }
   if (start === "AnalysisPassed") {
     canary.step += 1;
+    canary.stepBeganAt = ctx.at;
     emit(ctx, "Normal", "StepAdvanced", shiftedMessage(ctx, canary));
     return;
   }
@@ -90,6 +93,8 @@ function progress(ctx: PlanContext, canary: CanaryState): void {
 /** The secondary's readiness changed: the step begins again, and its weight follows readiness. */
 function restartStep(ctx: PlanContext, canary: CanaryState): void {
   canary.stepStartedAt = ctx.at;
+  canary.stepBeganAt = ctx.at;
+  delete canary.trafficWithheld;
   if (secondaryReady(ctx.observed, canary.image)) {
     emit(ctx, "Normal", "SecondaryReady", `the secondary is ready again; ${shiftedMessage(ctx, canary)}`);
     return;
@@ -103,24 +108,89 @@ function restartStep(ctx: PlanContext, canary: CanaryState): void {
   );
 }
 
+/** What status keeps of one analysis: every result as judged, the verdict, and whether evidence was waived. */
+function analysisRecord(ctx: PlanContext, verdict: Verdict, results: readonly MetricResult[]): AnalysisRecord {
+  const names = { passed: "Passed", failed: "Failed", inconclusive: "Inconclusive" } as const;
+  return {
+    time: ctx.at,
+    passed: verdict.kind === "passed",
+    verdict: names[verdict.kind],
+    ...(ctx.spec.analysis.requireTraffic ? {} : { trafficNotRequired: true }),
+    metrics: structuredClone([...results]),
+  };
+}
+
+/** One analysis as people read it in an Event: every result with its query, window and rule. */
+export function analysisDetails(results: readonly MetricResult[]): string {
+  return results
+    .map((r) => {
+      const facts = [
+        ...(r.window !== undefined ? [`window ${r.window}`] : []),
+        ...(r.sampleSize !== undefined && r.kind !== "traffic" ? [`${formatNumber(r.sampleSize)} requests`] : []),
+        ...(r.rule !== undefined ? [`rule ${r.rule}`] : []),
+        ...(r.query !== undefined ? [`query ${r.query}`] : []),
+      ];
+      return facts.length > 0 ? `${describeResult(r)} [${facts.join("; ")}]` : describeResult(r);
+    })
+    .join(" | ");
+}
+
+/**
+ * Prometheus answers again: the secondary gets its step's weight back, and the step starts over. The
+ * record of analyses without a verdict stays until one reaches a verdict, so that a Prometheus that
+ * flaps cannot hold the test open beyond the progress deadline.
+ */
+function resumeTraffic(ctx: PlanContext, canary: CanaryState): void {
+  delete canary.trafficWithheld;
+  canary.stepBeganAt = ctx.at;
+  emit(
+    ctx,
+    "Normal",
+    "AnalysisResumed",
+    `Prometheus answers again; the step starts over: ${shiftedMessage(ctx, canary)}`,
+  );
+}
+
 /** Counts a failed analysis and says what the analysis found when it did not pass. */
 function tellVerdict(ctx: PlanContext, canary: CanaryState, verdict: Verdict): void {
+  const results = ctx.observed.analysis ?? [];
+  if (verdict.kind !== "inconclusive") delete canary.inconclusive;
+  if (verdict.kind === "passed") {
+    const waived = verdict.trafficNotRequired === true;
+    emit(
+      ctx,
+      "Normal",
+      "AnalysisPassed",
+      `analysis of ${canary.image} passed${waived ? " without evidence of traffic (analysis.requireTraffic: false)" : ""}: ${analysisDetails(results)}`,
+    );
+    return;
+  }
   if (verdict.kind === "failed") {
     canary.failedChecks += 1;
     emit(
       ctx,
       "Warning",
       "AnalysisFailed",
-      `analysis of ${canary.image} failed (${canary.failedChecks} of ${ctx.spec.analysis.threshold} failed checks): ${describeResult(verdict.decisive)}`,
+      `analysis of ${canary.image} failed (${canary.failedChecks} of ${ctx.spec.analysis.threshold} failed checks): ${describeResult(verdict.decisive)}; ${analysisDetails(results)}`,
     );
-  } else if (verdict.kind === "inconclusive") {
-    emit(
-      ctx,
-      "Warning",
-      "AnalysisInconclusive",
-      `analysis of ${canary.image} was inconclusive (${verdict.message}); trying again in one interval`,
-    );
+    return;
   }
+  const previous = canary.inconclusive;
+  canary.inconclusive = {
+    count: (previous?.count ?? 0) + (verdict.cause === "NoEvidence" ? 1 : 0),
+    since: previous?.since ?? ctx.at,
+  };
+  const withheld = verdict.cause === "PrometheusUnavailable";
+  if (withheld) canary.trafficWithheld = true;
+  const next = withheld
+    ? `the secondary gets no traffic until Prometheus answers (at most ${ctx.spec.analysis.progressDeadlineSeconds}s)`
+    : `the step goes on (${canary.inconclusive.count} of ${ctx.spec.analysis.inconclusiveLimit} analyses without evidence)`;
+  emit(
+    ctx,
+    "Warning",
+    "AnalysisInconclusive",
+    `analysis of ${canary.image} was inconclusive (${withheld ? "Prometheus gave no answer" : "no evidence of traffic"}); ${next}: ${analysisDetails(results)}`,
+  );
 }
 
 function promoteAfterLastStep(ctx: PlanContext, canary: CanaryState): void {

@@ -17,6 +17,8 @@ export function secondaryWeight(canary: CanaryState | undefined, weights: readon
   if (canary === undefined || !ready) return 0;
   switch (canary.stage) {
     case "Stepping":
+      // No verdict can be had (Prometheus is not answering): no traffic to an image nobody can judge.
+      return canary.trafficWithheld === true ? 0 : stepWeight(weights, canary.step);
     case "AwaitingPromotion":
     case "Promoting":
       return stepWeight(weights, canary.step);

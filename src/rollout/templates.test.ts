@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { InvalidSpecError } from "../api/errors.js";
 import { withDefaults } from "../api/defaults.js";
-import { makeApp } from "./fixtures.test-helpers.js";
+import { at, iso, makeApp, testing } from "./fixtures.test-helpers.js";
 import type { TemplateVars } from "./templates.js";
 import {
   BUILTIN_QUERIES,
@@ -20,6 +20,8 @@ const vars: TemplateVars = {
   secondary: "web-secondary",
   service: "web",
   interval: "30s",
+  stepWindow: "37s",
+  stepStart: "1772366400",
 };
 
 describe("renderQuery", () => {
@@ -86,6 +88,21 @@ describe("templateVars", () => {
       secondary: "web-secondary",
       service: "web",
       interval: "60s",
+      // No test and no time: one interval ending at the epoch.
+      stepWindow: "60s",
+      stepStart: "-60",
     });
+  });
+
+  test("stepWindow and stepStart describe the current step, from when its weight began", () => {
+    const app = makeApp({ status: testing({ stepBeganAt: iso(10), stepStartedAt: iso(40) }) });
+    const vars = templateVars(app, withDefaults(app.spec), at(47.5));
+    assert.equal(vars.stepWindow, "38s");
+    assert.equal(vars.stepStart, String(Math.floor(at(10).getTime() / 1000)));
+  });
+
+  test("a step without stepBeganAt (written by an older controller) counts from stepStartedAt", () => {
+    const app = makeApp({ status: testing({ stepStartedAt: iso(0) }) });
+    assert.equal(templateVars(app, withDefaults(app.spec), at(30)).stepWindow, "30s");
   });
 });

@@ -16,6 +16,14 @@ export interface TemplateVars {
   service: string;
   /** The range of the built-in rate() windows, as a Prometheus duration such as "30s". */
   interval: string;
+  /**
+   * The time since the current step began (its weight took effect), as a Prometheus duration in whole
+   * seconds such as "37s": a window that covers this step's traffic and nothing before it. Before the
+   * first step it is the analysis interval's window.
+   */
+  stepWindow: string;
+  /** When the current step began, as a Unix time in seconds (for `@ {{stepStart}}` or `time() - {{stepStart}}`). */
+  stepStart: string;
 }
 
 /** Every variable a template may name; anything else is a spec error. */
@@ -26,6 +34,8 @@ export const TEMPLATE_VARIABLES: readonly (keyof TemplateVars)[] = [
   "secondary",
   "service",
   "interval",
+  "stepWindow",
+  "stepStart",
 ];
 
 /**
@@ -47,6 +57,13 @@ export const BUILTIN_QUERIES = {
   "request-duration":
     'histogram_quantile(0.99, sum(rate(istio_request_duration_milliseconds_bucket{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{secondary}}"}[{{interval}}])) by (le))',
 } as const;
+
+/**
+ * Requests the secondary served during the current step: the evidence without which no step passes.
+ * Measured where the secondary's sidecar receives them, whatever they answered.
+ */
+export const TRAFFIC_QUERY =
+  'sum(increase(istio_requests_total{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{secondary}}"}[{{stepWindow}}]))';
 
 /** A query template names a variable that does not exist: the spec is invalid (shown, not retried). */
 export class TemplateError extends InvalidSpecError {
@@ -89,10 +106,29 @@ export function queryWindow(intervalSeconds: number): string {
   return `${Math.ceil(Math.max(intervalSeconds, MIN_QUERY_WINDOW_SECONDS))}s`;
 }
 
-/** The template values for one CanaryApp. */
-export function templateVars(app: CanaryApp, spec: ResolvedSpec): TemplateVars {
+/**
+ * The window of `{{stepWindow}}`: whole seconds (rounded up, at least 1) from `since` to `now`; the
+ * analysis interval's window when either is unknown or unreadable.
+ */
+export function stepWindow(since: string | undefined, now: Date | undefined, intervalSeconds: number): string {
+  const start = since === undefined ? NaN : Date.parse(since);
+  if (now === undefined || Number.isNaN(start)) return queryWindow(intervalSeconds);
+  return `${Math.max(1, Math.ceil((now.getTime() - start) / 1000))}s`;
+}
+
+/**
+ * The template values for one CanaryApp at `now` (the step variables need it; without it they describe a
+ * window of one interval ending now).
+ */
+export function templateVars(app: CanaryApp, spec: ResolvedSpec, now?: Date): TemplateVars {
   const name = app.metadata.name ?? "";
   const names = childNames(name);
+  const canary = app.status?.canary;
+  const began = canary === undefined ? undefined : (canary.stepBeganAt ?? canary.stepStartedAt);
+  const window = stepWindow(began, now, spec.analysis.intervalSeconds);
+  const end = now?.getTime() ?? 0;
+  const beganMs = began === undefined ? NaN : Date.parse(began);
+  const startMs = Number.isNaN(beganMs) ? end - spec.analysis.intervalSeconds * 1000 : beganMs;
   return {
     name,
     namespace: app.metadata.namespace ?? "default",
@@ -100,5 +136,7 @@ export function templateVars(app: CanaryApp, spec: ResolvedSpec): TemplateVars {
     secondary: names.secondary,
     service: names.service,
     interval: queryWindow(spec.analysis.intervalSeconds),
+    stepWindow: window,
+    stepStart: String(Math.floor(startMs / 1000)),
   };
 }

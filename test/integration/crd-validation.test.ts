@@ -20,6 +20,16 @@ const invalid: { name: string; spec: Spec; metadataName?: string; message: RegEx
     message: /image must be a container image reference/,
   },
   {
+    name: "no request at all as the evidence",
+    spec: { ...seedSpec, analysis: { minRequests: 0 } },
+    message: /analysis\.minRequests in body should be greater than or equal to 1/,
+  },
+  {
+    name: "a comparison that fails a secondary faster than the primary",
+    spec: { ...seedSpec, analysis: { compare: { latencyRatioMax: 0.5 } } },
+    message: /compare\.latencyRatioMax in body should be greater than or equal to 1/,
+  },
+  {
     name: "port 0",
     spec: { ...seedSpec, imageListenPort: 0 },
     message: /imageListenPort: Invalid value: 0: spec\.imageListenPort in body should be greater than or equal to 1/,
@@ -134,9 +144,11 @@ describe("CanaryApp API validation", () => {
     // The schema's defaults and the controller's (src/api/defaults.ts) must be the same values.
     const { interval, stepWeight, maxWeight, threshold, progressDeadlineSeconds } = DEFAULTS;
     const { failWhenPrometheusFails, manualPromotion } = DEFAULTS;
+    const { requireTraffic, minRequests, inconclusiveLimit } = DEFAULTS;
     assert.deepEqual(created.spec.analysis, {
       ...{ interval, stepWeight, maxWeight, threshold, progressDeadlineSeconds },
       ...{ failWhenPrometheusFails, manualPromotion },
+      ...{ requireTraffic, minRequests, inconclusiveLimit },
     });
     assert.deepEqual(created.spec.service, { port: DEFAULTS.servicePort });
     assert.equal(created.spec.replicas, seedSpec.replicas);
@@ -170,6 +182,30 @@ describe("CanaryApp API validation", () => {
         },
       },
     });
+  });
+
+  test("the evidence and the comparison settings are accepted; the comparison gets its defaults", async () => {
+    const created = await apps.create({
+      metadata: { name: "compared" },
+      spec: {
+        ...seedSpec,
+        analysis: {
+          requireTraffic: true,
+          minRequests: 50,
+          trafficQuery: 'sum(increase(requests_total{workload="{{secondary}}"}[{{stepWindow}}]))',
+          inconclusiveLimit: 3,
+          compare: {},
+        },
+      },
+    });
+    // The schema's defaults are the controller's (src/api/defaults.ts).
+    assert.deepEqual(created.spec.analysis?.compare, {
+      minSamples: DEFAULTS.compareMinSamples,
+      errorMarginPercent: DEFAULTS.compareErrorMarginPercent,
+      latencyRatioMax: DEFAULTS.compareLatencyRatioMax,
+    });
+    assert.equal(created.spec.analysis?.minRequests, 50);
+    assert.equal(created.spec.analysis?.inconclusiveLimit, 3);
   });
 
   for (const [index, bad] of invalid.entries()) {

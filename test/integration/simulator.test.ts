@@ -134,6 +134,8 @@ describe("mesh traffic simulator against the API server and Prometheus", () => {
     secondary: `${app}-secondary`,
     service: app,
     interval: "10s",
+    stepWindow: "10s",
+    stepStart: "0",
   };
 
   /** One number from Prometheus, or undefined while the query has no result. */

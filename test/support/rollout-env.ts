@@ -16,6 +16,11 @@ export const INTERVAL_MS = INTERVAL_SECONDS * 1000;
 export const ERRORS_CHECK = { name: "errors", query: `max(${TEST_METRICS.errors}{app="{{name}}"})`, max: 0 };
 /** The threshold check on the app's latency series. */
 export const LATENCY_CHECK = { name: "latency", query: `max(${TEST_METRICS.latency}{app="{{name}}"})`, max: 500 };
+/**
+ * The evidence of traffic the rollout tests give: a gauge the exporter holds at 1000 requests (deployApp),
+ * so that the checks under test decide. Tests of the evidence itself use Istio's series instead.
+ */
+export const TRAFFIC_QUERY = `max(${TEST_METRICS.requests}{app="{{name}}"})`;
 /** The seed-style check: a non-empty result (an error series above 0) fails the step. */
 export const SEED_QUERY = `${TEST_METRICS.errors}{app="{{name}}"} > 0`;
 
@@ -96,7 +101,8 @@ export function image(name: string, tag: string): string {
 
 /**
  * A CanaryApp spec for the rollout tests: image v1, the env's Prometheus, a 2 s interval, 10 % steps up to
- * 50 %, one failed check rolls back, the errors threshold check. `analysis` fields replace the defaults.
+ * 50 %, one failed check rolls back, the errors threshold check, the exporter's gauge as the evidence of
+ * traffic. `analysis` fields replace the defaults.
  */
 export function appSpec(
   env: RolloutEnv,
@@ -116,6 +122,7 @@ export function appSpec(
       maxWeight: 50,
       threshold: 1,
       metrics: [ERRORS_CHECK],
+      trafficQuery: TRAFFIC_QUERY,
       ...analysis,
     },
     ...spec,
@@ -129,6 +136,7 @@ export function appSpec(
 export async function deployApp(env: RolloutEnv, name: string, spec: CanaryAppSpec): Promise<RolloutRecorder> {
   env.exporter.set(TEST_METRICS.errors, name, 0);
   env.exporter.set(TEST_METRICS.latency, name, 120);
+  env.exporter.set(TEST_METRICS.requests, name, 1000);
   const recorder = await RolloutRecorder.start(env.kc, env.namespace, name);
   env.recorders.push(recorder);
   await env.apps.create({ metadata: { name }, spec });

@@ -1,0 +1,156 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { CompareSettings, Figure } from "./compare.js";
+import { COMPARE_QUERY, Z_CRITICAL, judgeComparison, readFigures, twoProportionZ } from "./compare.js";
+import { scoreCheck } from "./analysis.js";
+import { renderQuery } from "./templates.js";
+
+const settings: CompareSettings = { minSamples: 100, errorMarginPercent: 1, latencyRatioMax: 1.5 };
+
+describe("twoProportionZ", () => {
+  test("a textbook case: 30/300 against 15/300", () => {
+    // pooled 45/600 = 0.075; se = sqrt(0.075 * 0.925 * (2/300)) = 0.02151; (0.1 - 0.05)/se = 2.325
+    assert.equal(Math.round(twoProportionZ(15, 300, 30, 300) * 1000) / 1000, 2.325);
+  });
+  test("no errors anywhere: 0, not NaN", () => assert.equal(twoProportionZ(0, 100, 0, 100), 0));
+  test("a better secondary is negative", () => assert.ok(twoProportionZ(50, 1000, 0, 300) < 0));
+});
+
+describe("judgeComparison", () => {
+  const cases: { name: string; f: Partial<Record<Figure, number>>; reason: string; passed: boolean }[] = [
+    {
+      name: "a primary with errors at rest, a clean secondary: passes",
+      f: { primary_total: 3000, primary_errors: 300, secondary_total: 300, secondary_errors: 0 },
+      reason: "ok",
+      passed: true,
+    },
+    {
+      name: "the same error ratio on both: passes",
+      f: { primary_total: 3000, primary_errors: 60, secondary_total: 300, secondary_errors: 6 },
+      reason: "ok",
+      passed: true,
+    },
+    {
+      name: "a clearly worse secondary: fails",
+      f: { primary_total: 3000, primary_errors: 30, secondary_total: 300, secondary_errors: 90 },
+      reason: "ErrorRatioWorse",
+      passed: false,
+    },
+    {
+      name: "significant but within the margin (a huge sample, +0.5 points): passes",
+      f: { primary_total: 1e6, primary_errors: 1e4, secondary_total: 1e6, secondary_errors: 1.5e4 },
+      reason: "ok",
+      passed: true,
+    },
+    {
+      name: "above the margin but not significant (3 errors in 100): passes",
+      f: { primary_total: 100, primary_errors: 1, secondary_total: 100, secondary_errors: 3 },
+      reason: "ok",
+      passed: true,
+    },
+    {
+      name: "no 5xx series on either track: no errors, passes",
+      f: { primary_total: 500, secondary_total: 200 },
+      reason: "ok",
+      passed: true,
+    },
+    {
+      name: "too few secondary requests: no verdict",
+      f: { primary_total: 3000, primary_errors: 0, secondary_total: 99, secondary_errors: 0 },
+      reason: "TooFewSamples",
+      passed: false,
+    },
+    { name: "no data at all: no verdict", f: {}, reason: "TooFewSamples", passed: false },
+    {
+      name: "a p99 twice the primary's: fails",
+      f: { primary_total: 500, secondary_total: 500, primary_p99: 100, secondary_p99: 200 },
+      reason: "LatencyWorse",
+      passed: false,
+    },
+    {
+      name: "a p99 in the +Inf bucket: fails",
+      f: { primary_total: 500, secondary_total: 500, primary_p99: 100, secondary_p99: Infinity },
+      reason: "LatencyWorse",
+      passed: false,
+    },
+    {
+      name: "a p99 within the bound: passes",
+      f: { primary_total: 500, secondary_total: 500, primary_p99: 100, secondary_p99: 140 },
+      reason: "ok",
+      passed: true,
+    },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const r = judgeComparison(c.f, settings);
+      assert.equal(r.reason, c.reason, r.message);
+      assert.equal(r.passed, c.passed);
+    });
+  }
+
+  test("the figures are in the result and the message", () => {
+    const r = judgeComparison(
+      { primary_total: 3000, primary_errors: 30, secondary_total: 300, secondary_errors: 90 },
+      settings,
+    );
+    assert.equal(r.sampleSize, 300);
+    assert.equal(r.value, 30);
+    assert.equal(r.figures?.["secondaryErrors"], 90);
+    assert.equal(r.figures?.["primaryErrorRatio"], 0.01);
+    assert.ok((r.figures?.["z"] ?? 0) > Z_CRITICAL);
+    assert.match(
+      r.message ?? "",
+      /^errors 90\/300 \(30 %\) vs primary 30\/3000 \(1 %\), z \d+(\.\d+)? > 2\.326 and 29 points > 1$/,
+    );
+  });
+});
+
+describe("the comparison query", () => {
+  test("renders with the app's variables, one series per figure", () => {
+    const q = renderQuery(COMPARE_QUERY, {
+      name: "web",
+      namespace: "shop",
+      primary: "web-primary",
+      secondary: "web-secondary",
+      service: "web",
+      interval: "30s",
+      stepWindow: "37s",
+      stepStart: "0",
+    });
+    assert.match(q, /destination_workload="web-primary",response_code=~"5\.\*"\}\[37s\]/);
+    assert.match(q, /destination_workload="web-secondary"\}\[37s\]/);
+    assert.equal(q.match(/label_replace/g)?.length, 6);
+    assert.doesNotMatch(q, /\{\{|TRACK|SELECT/);
+  });
+
+  test("figures are read by their label; NaN is absent", () => {
+    assert.deepEqual(
+      readFigures({
+        kind: "values",
+        values: [10, NaN, 3],
+        labels: ['{figure="primary_total"}', '{figure="primary_p99"}', '{figure="secondary_total"}'],
+      }),
+      { primary_total: 10, secondary_total: 3 },
+    );
+    assert.deepEqual(readFigures({ kind: "empty" }), {});
+  });
+
+  test("scored as a check: judged, with its rule", () => {
+    const r = scoreCheck(
+      { name: "compare-with-primary", mode: "compare", query: "q", compare: settings },
+      {
+        kind: "values",
+        values: [3000, 300, 300, 0],
+        labels: [
+          '{figure="primary_total"}',
+          '{figure="primary_errors"}',
+          '{figure="secondary_total"}',
+          '{figure="secondary_errors"}',
+        ],
+      },
+    );
+    assert.equal(r.kind, "compare");
+    assert.equal(r.passed, true);
+    assert.match(r.rule ?? "", /≥ 100 requests on each track/);
+  });
+});
