@@ -50,7 +50,11 @@ describe("kubectl canaryapp during real rollouts", () => {
         Number(m[2]),
       );
       assert.deepEqual([...new Set(steps)], [10, 20, 30, 40, 50], live.stdout);
-      assert.match(live.stdout, /^Analysis: +passed \d+s ago: errors=0 \(max 0\) ok$/m);
+      // The evidence check comes first (requests to the secondary in the step), then the app's own check.
+      assert.match(
+        live.stdout,
+        /^Analysis: +passed \d+s ago: secondary-traffic=\d+ \(min 20\) ok, errors=0 \(max 0\) ok$/m,
+      );
       assert.match(live.stdout, /^Traffic: +primary 70% +secondary 30%/m);
       assert.match(live.stdout, /^ +\d+s +Normal +Promoted /m);
     } finally {
