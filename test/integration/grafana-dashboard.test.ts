@@ -7,13 +7,12 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { freePorts } from "../../e2e/cluster/ports.js";
 import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
 import { buildDashboard, dashboardExpressions } from "../../tools/grafana/dashboard.js";
 import { generated } from "../../tools/grafana/generate.js";
-import { runController, type TestController } from "../support/controller.js";
 import { TEST_METRICS } from "../support/exporter.js";
 import { eventually } from "../support/kube.js";
+import { spawnController, type ControllerProcess } from "../support/process.js";
 import {
   appSpec,
   changeImage,
@@ -47,16 +46,16 @@ describe("Grafana dashboard", () => {
 
   describe("every PromQL expression against a Prometheus scraping the controller", () => {
     let env: RolloutEnv;
-    let controller: TestController;
+    let controller: ControllerProcess;
 
     before(async () => {
       env = await startRolloutEnv("dashboard", { controller: false });
-      const [port] = (await freePorts(1)) as [number];
-      controller = runController(env.namespace, [`--http-address=127.0.0.1:${port}`]);
-      await env.prometheus.setTargets([env.exporter.target, `127.0.0.1:${port}`]);
+      // The controller as it runs in a cluster (src/main.js, its /metrics included), scraped by the env's Prometheus.
+      controller = spawnController([`--namespaces=${env.namespace}`, "--leader-elect=false"], "dashboard");
+      await env.prometheus.setTargets([env.exporter.target, `127.0.0.1:${await controller.port()}`]);
     });
     after(async () => {
-      await controller.stop();
+      await controller.kill("SIGTERM");
       await env.stop();
     });
 
