@@ -202,4 +202,12 @@ describe("Helm chart charts/canaryapp", () => {
       );
     });
   }
+
+  test("the dashboard's ConfigMap (config/grafana) is accepted by the API server", async () => {
+    const out = await shell(
+      "kubectl apply --dry-run=server -n canaryapp-system -f config/grafana/canaryapp-dashboard-configmap.yaml",
+      { KUBECONFIG: testKubeConfigPath() },
+    );
+    assert.equal(out.trim(), "configmap/canaryapp-dashboard created (server dry run)");
+  });
 });
