@@ -68,8 +68,18 @@ describe("helm install charts/canaryapp", () => {
   let scratch: string;
   let controller: RunningController | undefined;
 
+  /** Namespaces that did not exist before this file (helm's --create-namespace makes canaryapp-system). */
+  const created: string[] = [];
   before(async () => {
     scratch = await mkdtemp(join(tmpdir(), "canaryapp-helm-"));
+    for (const name of [SYSTEM_NAMESPACE, WATCHED]) {
+      await notTerminating(name);
+      const exists = await core.readNamespace({ name }).then(
+        () => true,
+        (err: unknown) => (statusCodeOf(err) === 404 ? false : Promise.reject(err as Error)),
+      );
+      if (!exists) created.push(name);
+    }
   });
   after(async () => {
     await controller?.stop();
@@ -79,6 +89,11 @@ describe("helm install charts/canaryapp", () => {
     await shell(`helm uninstall canaryapp -n ${SYSTEM_NAMESPACE} --wait --ignore-not-found`, env).catch(
       () => undefined,
     );
+    // Deleted and waited out, so that the next file finds no namespace Terminating.
+    for (const name of created) {
+      await core.deleteNamespace({ name }).catch(() => undefined);
+      await notTerminating(name);
+    }
     await rm(scratch, { recursive: true, force: true });
   });
 

@@ -78,6 +78,8 @@ function rbacOf(objects: Manifest[]): unknown[] {
 }
 
 describe("Helm chart charts/canaryapp", () => {
+  // The dry runs need the namespaces to exist. They are left in place: without a controller manager (the api
+  // profile), a deleted namespace stays Terminating and would refuse the next file's objects.
   before(async () => {
     const core = testKubeConfig().makeApiClient(CoreV1Api);
     for (const name of ["canaryapp-system", "team-a"]) {
