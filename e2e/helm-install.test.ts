@@ -3,7 +3,8 @@
  * Deployment (it rolls out on kwok's nodes, whose pods run nothing), and the controller, authenticated as the
  * chart's ServiceAccount (so with exactly the chart's rights), runs a CanaryApp in the watched namespace with
  * a labelled credentials Secret: children applied, phase Healthy, Events written, lease held. Then
- * `helm uninstall` removes everything the chart installed but the CRD.
+ * `helm uninstall` removes everything the chart installed but the CRD. Last, the demo's story (v1 live, v2
+ * promoted step by step, v3 caught and rolled back) runs with the controller under the chart's rights.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -20,6 +21,10 @@ import { RecordingObserver } from "../test/support/controller.js";
 import { CHART, shell } from "../test/support/helm.js";
 import { canaryApps, testKubeConfig, testKubeConfigPath } from "../test/support/kube.js";
 import { waitFor } from "./cluster/wait.js";
+import { startEnvironment, type Environment } from "./demo/environment.js";
+import { Kubectl, toolchainKubectl } from "./demo/kubectl.js";
+import { StoryRecorder } from "./demo/recorder.js";
+import { readSample, runStory } from "./demo/story.js";
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -201,4 +206,39 @@ describe("helm install charts/canaryapp", () => {
       },
     );
   }
+
+  test("the demo's story runs with the controller under the chart's ServiceAccount", { timeout: 300_000 }, async () => {
+    await notTerminating(SYSTEM_NAMESPACE);
+    await shell(
+      `helm install canaryapp ${CHART} --namespace ${SYSTEM_NAMESPACE} --create-namespace --wait --timeout 2m`,
+      env,
+    );
+    const namespace = `helm-story-${Date.now().toString(36)}`;
+    const controllerKubeconfig = join(scratch, "story.kubeconfig");
+    await serviceAccountKubeconfig(controllerKubeconfig);
+    let story: Environment | undefined;
+    let recorder: StoryRecorder | undefined;
+    try {
+      story = await startEnvironment({ namespace, kubeconfig: testKubeConfigPath(), controllerKubeconfig, rps: 50 });
+      const seed = await readSample();
+      recorder = await StoryRecorder.start(kc, namespace, seed.metadata.name ?? "canaryapp-sample");
+      const result = await runStory({
+        kubectl: new Kubectl(toolchainKubectl(), testKubeConfigPath()),
+        recorder,
+        namespace,
+        prometheusURL: story.prometheus.url,
+        rps: 50,
+      });
+      const failed = result.checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
+      assert.deepEqual(failed, [], "every check of the story passes");
+      assert.equal(result.ok, true);
+      assert.equal(result.app.status?.primaryImage, result.images.v2, "v2 was promoted");
+      assert.equal(result.failure?.image, result.images.v3, "v3 was rolled back and recorded");
+    } finally {
+      await recorder?.stop().catch(() => undefined);
+      await story?.stop();
+      await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+      await shell(`helm uninstall canaryapp -n ${SYSTEM_NAMESPACE} --wait`, env);
+    }
+  });
 });
