@@ -212,4 +212,19 @@ describe("Helm chart charts/canaryapp", () => {
     );
     assert.equal(out.trim(), "configmap/canaryapp-dashboard created (server dry run)");
   });
+
+  test("bad values are refused by the chart's schema, naming the value", async () => {
+    for (const [set, answer] of [
+      ["logLevel=verbose", /logLevel must be one of the following: "trace", "debug", "info"/],
+      ["watchNamespaces={Team_A}", /watchNamespaces\.0: Does not match pattern/],
+      ["prometheusURL=prom:9090", /prometheusURL: Does not match pattern/],
+      ["replicas=0", /replicas: Must be greater than or equal to 1/],
+    ] as const) {
+      await assert.rejects(helmTemplate([set]), (err: Error) => {
+        assert.match(err.message, /values don't meet the specifications of the schema/);
+        assert.match(err.message, answer);
+        return true;
+      });
+    }
+  });
 });
