@@ -35,7 +35,7 @@ node_modules/.package-lock.json: package-lock.json
 	@touch $@
 
 .PHONY: toolchain
-toolchain: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and kwok; fetch Istio CRDs
+toolchain: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok and helm; fetch Istio CRDs
 	e2e/toolchain/build-control-plane.sh all
 
 ##@ Development
