@@ -35,7 +35,7 @@ node_modules/.package-lock.json: package-lock.json
 	@touch $@
 
 .PHONY: toolchain
-toolchain: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and kwok; fetch Istio CRDs
+toolchain: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok and helm; fetch Istio CRDs
 	e2e/toolchain/build-control-plane.sh all
 
 ##@ Development
@@ -52,6 +52,24 @@ lint: node_modules/.package-lock.json ## ESLint and Prettier check
 .PHONY: typecheck
 typecheck: node_modules/.package-lock.json ## Type-check without emitting
 	$(BIN)/tsc -p tsconfig.json --noEmit
+
+##@ Packaging
+
+HELM_VERSION := $(shell sed -n 's/^HELM_VERSION=//p' e2e/toolchain/versions.env)
+HELM := $(CACHE)/helm-v$(HELM_VERSION)/helm
+
+.PHONY: chart
+chart: ## Copy crds/canaryapp.yaml into the Helm chart (charts/canaryapp/crds), the one source of the CRD
+	cp crds/canaryapp.yaml charts/canaryapp/crds/canaryapp.yaml
+
+.PHONY: dashboard
+dashboard: build ## Generate the Grafana dashboard (config/grafana, and the chart's copy) from tools/grafana
+	node dist/tools/grafana/generate.js
+
+.PHONY: helm
+helm: ## Build the pinned helm from its Go module into the cache (also part of `make toolchain`)
+	e2e/toolchain/build-control-plane.sh helm
+	@echo "$(HELM)"
 
 ##@ Tests
 

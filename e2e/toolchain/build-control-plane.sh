@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from Go modules
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok and helm from Go modules
 # into a per-version cache folder, and fetches Istio's CRDs from the istio.io/api module.
 # Idempotent: a version already built is not built again (a no-op run takes milliseconds).
 set -euo pipefail
@@ -75,6 +75,18 @@ build_kwok() {
   rm -rf "$out"; mv "$out.tmp" "$out"
 }
 
+# helm's version string lives in an internal package; -X sets it so `helm version` names the pinned release.
+build_helm() {
+  local out=$cache/helm-v$HELM_VERSION
+  [ -x "$out/helm" ] && return
+  log "building helm v$HELM_VERSION"
+  mkdir -p "$out.tmp"
+  GOBIN="$out.tmp" go install -trimpath \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
+    "helm.sh/helm/v3/cmd/helm@v$HELM_VERSION"
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
 fetch_istio_crds() {
   local out=$cache/istio-api-v$ISTIO_API_VERSION
   [ -s "$out/crds.yaml" ] && return
@@ -91,6 +103,7 @@ case "$what" in
   etcd) build_etcd ;;
   kwok) build_kwok ;;
   istio) fetch_istio_crds ;;
-  all) fetch_istio_crds; build_etcd; build_kwok; build_kubernetes ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio]" >&2; exit 2 ;;
+  helm) build_helm ;;
+  all) fetch_istio_crds; build_etcd; build_kwok; build_kubernetes; build_helm ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|helm]" >&2; exit 2 ;;
 esac

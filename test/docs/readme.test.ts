@@ -101,6 +101,35 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
     by: "e2e/argocd-example.test.ts",
     contains: ['"examples/argocd-app/project.yaml",', '"examples/argocd-app/application.yaml",'],
   },
+  {
+    command: /^helm install canaryapp charts\/canaryapp --namespace canaryapp-system --create-namespace$/,
+    by: "e2e/helm-install.test.ts",
+    contains: ["`helm install canaryapp ${CHART} --namespace ${SYSTEM_NAMESPACE} --create-namespace ${mode.set}"],
+  },
+  {
+    command: /^kubectl kustomize config\/(default|namespaced)$/,
+    by: "test/integration/helm-chart.test.ts",
+    contains: ['kustomize(kubectl, repoRoot, "config/default")', 'kustomize(kubectl, repoRoot, "config/namespaced")'],
+  },
+  {
+    // make chart copies the CRD; the test requires the committed copy to equal the source.
+    command: /^make chart$/,
+    by: "test/integration/helm-chart.test.ts",
+    contains: ['readFile(join(repoRoot, CHART, "crds", "canaryapp.yaml"), "utf8")', "assert.equal(chart, source"],
+  },
+  {
+    // make dashboard writes generated(); the test requires every committed file to equal it.
+    command: /^make dashboard$/,
+    by: "test/integration/grafana-dashboard.test.ts",
+    contains: ["for (const [file, content] of Object.entries(generated()))"],
+  },
+  {
+    command: /^kubectl apply -n NAMESPACE -f config\/grafana\/canaryapp-dashboard-configmap\.yaml$/,
+    by: "test/integration/helm-chart.test.ts",
+    contains: [
+      '"kubectl apply --dry-run=server -n canaryapp-system -f config/grafana/canaryapp-dashboard-configmap.yaml"',
+    ],
+  },
 ];
 
 interface Run {

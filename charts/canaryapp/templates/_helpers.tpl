@@ -1,0 +1,43 @@
+{{/* The controller's name, shared by its Deployment, ServiceAccount, roles and bindings. */}}
+{{- define "canaryapp.name" -}}canaryapp-controller{{- end -}}
+
+{{- define "canaryapp.selectorLabels" -}}
+app.kubernetes.io/name: canaryapp
+app.kubernetes.io/component: controller
+{{- end -}}
+
+{{- define "canaryapp.labels" -}}
+{{ include "canaryapp.selectorLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
+{{- end -}}
+
+{{/* The controller's rules, the same in a ClusterRole (all namespaces) and in each namespace's Role. */}}
+{{- define "canaryapp.rules" -}}
+- apiGroups: ["canaryapp.io"]
+  resources: ["canaryapps"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["canaryapp.io"]
+  resources: ["canaryapps/status"]
+  verbs: ["get", "update", "patch"]
+- apiGroups: ["canaryapp.io"]
+  resources: ["canaryapps/finalizers"]
+  verbs: ["update"]
+- apiGroups: ["apps"]
+  resources: ["deployments"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: ["networking.istio.io"]
+  resources: ["virtualservices", "destinationrules"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["events"]
+  verbs: ["create", "patch", "update"]
+# Listed and watched only with the selector canaryapp.io/prometheus-credentials=true.
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["list", "watch"]
+{{- end -}}

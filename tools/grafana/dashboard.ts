@@ -1,0 +1,232 @@
+/**
+ * The canaryapp Grafana dashboard, as code: built with Grafana's typed foundation SDK from the metrics the
+ * controller exports (src/server/metrics.ts, src/canary/metrics-observer.ts, prom-client's process metrics).
+ * `make dashboard` writes it to config/grafana/ (JSON and a ConfigMap for the Grafana sidecar) and into the
+ * Helm chart; a test keeps the committed files equal to what this code builds.
+ */
+import * as dashboard from "@grafana/grafana-foundation-sdk/dashboard";
+import { DataqueryBuilder } from "@grafana/grafana-foundation-sdk/prometheus";
+import * as stat from "@grafana/grafana-foundation-sdk/stat";
+import * as statetimeline from "@grafana/grafana-foundation-sdk/statetimeline";
+import * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
+
+const DATASOURCE = { type: "prometheus", uid: "${datasource}" };
+/** The series of the apps chosen in the dashboard's variables. */
+const APP = 'namespace=~"$namespace", name=~"$app"';
+
+function query(expr: string, legend: string): DataqueryBuilder {
+  return new DataqueryBuilder().expr(expr).legendFormat(legend).datasource(DATASOURCE);
+}
+
+function graph(
+  title: string,
+  description: string,
+  unit: string,
+  ...queries: DataqueryBuilder[]
+): timeseries.PanelBuilder {
+  const panel = new timeseries.PanelBuilder()
+    .title(title)
+    .description(description)
+    .datasource(DATASOURCE)
+    .unit(unit)
+    .height(8)
+    .span(12);
+  for (const q of queries) panel.withTarget(q);
+  return panel;
+}
+
+/** Builds the dashboard. */
+export function buildDashboard(): dashboard.Dashboard {
+  const phase = new statetimeline.PanelBuilder()
+    .title("Phase")
+    .description("The CanaryApp's phase over time (canaryapp_phase is 1 for the current phase).")
+    .datasource(DATASOURCE)
+    .height(8)
+    .span(24)
+    .withTarget(
+      query(`max by (namespace, name, phase) (canaryapp_phase{${APP}}) == 1`, "{{namespace}}/{{name}} {{phase}}"),
+    );
+
+  const weight = graph(
+    "Secondary weight",
+    "Percentage of traffic routed to the version under test.",
+    "percent",
+    query(`canaryapp_secondary_weight{${APP}}`, "{{namespace}}/{{name}}"),
+  )
+    .min(0)
+    .max(100);
+
+  const analyses = graph(
+    "Analyses and failed checks against the threshold",
+    "Analyses run by result, and the failed checks of the current test (the test rolls back when they reach spec.analysis.threshold).",
+    "short",
+    query(
+      `sum by (namespace, name, result) (increase(canaryapp_analysis_total{${APP}}[$__rate_interval]))`,
+      "{{namespace}}/{{name}} {{result}}",
+    ),
+    query(`canaryapp_failed_checks{${APP}}`, "{{namespace}}/{{name}} failed checks"),
+  );
+
+  const failed = new stat.PanelBuilder()
+    .title("Rolled back (failed images)")
+    .description("Releases rolled back in the time range: each one's image is recorded in status.failedImages.")
+    .datasource(DATASOURCE)
+    .height(8)
+    .span(12)
+    .withTarget(
+      query(
+        `sum by (namespace, name) (increase(canaryapp_transitions_total{${APP}, reason="RolledBack"}[$__range]))`,
+        "{{namespace}}/{{name}}",
+      ),
+    );
+
+  const steps = graph(
+    "Step rate",
+    "Traffic steps advanced, promotions and rollbacks per minute; the time between two StepAdvanced is a step's duration.",
+    "short",
+    query(
+      `sum by (namespace, name, reason) (increase(canaryapp_transitions_total{${APP}, reason=~"StepAdvanced|Promoted|RolledBack"}[$__rate_interval]))`,
+      "{{namespace}}/{{name}} {{reason}}",
+    ),
+  );
+
+  const reconciles = graph(
+    "Reconciles",
+    "Reconciles per second, by result.",
+    "ops",
+    query(
+      `sum by (result) (rate(canaryapp_reconcile_duration_seconds_count{job=~"$job"}[$__rate_interval]))`,
+      "{{result}}",
+    ),
+  );
+  const latency = graph(
+    "Reconcile duration (p50, p95)",
+    "Time one reconcile took, API calls included.",
+    "s",
+    query(
+      `histogram_quantile(0.5, sum by (le) (rate(canaryapp_reconcile_duration_seconds_bucket{job=~"$job"}[$__rate_interval])))`,
+      "p50",
+    ),
+    query(
+      `histogram_quantile(0.95, sum by (le) (rate(canaryapp_reconcile_duration_seconds_bucket{job=~"$job"}[$__rate_interval])))`,
+      "p95",
+    ),
+  );
+  const errors = graph(
+    "Reconcile errors",
+    "Reconciles that failed per second (retried with backoff, or terminal).",
+    "ops",
+    query(`sum by (instance) (rate(canaryapp_reconcile_errors_total{job=~"$job"}[$__rate_interval]))`, "{{instance}}"),
+  );
+  const queue = graph(
+    "Work queue depth and leader",
+    "Keys waiting in the work queue; 1 on the replica that holds the lease.",
+    "short",
+    query(`canaryapp_workqueue_depth{job=~"$job"}`, "queue {{instance}}"),
+    query(`canaryapp_leader{job=~"$job"}`, "leader {{instance}}"),
+  );
+  const writes = graph(
+    "API writes",
+    "Writes to the API server per second, by kind and verb.",
+    "ops",
+    query(`sum by (kind, verb) (rate(canaryapp_api_writes_total{job=~"$job"}[$__rate_interval]))`, "{{verb}} {{kind}}"),
+  );
+  const memory = graph(
+    "Memory",
+    "Resident memory and V8 heap of each replica.",
+    "bytes",
+    query(`process_resident_memory_bytes{job=~"$job"}`, "rss {{instance}}"),
+    query(`nodejs_heap_size_used_bytes{job=~"$job"}`, "heap {{instance}}"),
+  );
+
+  return new dashboard.DashboardBuilder("canaryapp")
+    .uid("canaryapp")
+    .description("CanaryApp releases and the canaryapp controller.")
+    .tags(["canaryapp", "istio", "progressive-delivery"])
+    .refresh("30s")
+    .time({ from: "now-3h", to: "now" })
+    .timezone("browser")
+    .withVariable(new dashboard.DatasourceVariableBuilder("datasource").label("Prometheus").type("prometheus"))
+    .withVariable(
+      new dashboard.QueryVariableBuilder("job")
+        .label("Controller job")
+        .datasource(DATASOURCE)
+        .query("label_values(canaryapp_reconcile_duration_seconds_count, job)")
+        .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+        .includeAll(true)
+        .allValue(".*")
+        .multi(true),
+    )
+    .withVariable(
+      new dashboard.QueryVariableBuilder("namespace")
+        .label("Namespace")
+        .datasource(DATASOURCE)
+        .query("label_values(canaryapp_phase, namespace)")
+        .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+        .includeAll(true)
+        .allValue(".*")
+        .multi(true),
+    )
+    .withVariable(
+      new dashboard.QueryVariableBuilder("app")
+        .label("CanaryApp")
+        .datasource(DATASOURCE)
+        .query('label_values(canaryapp_phase{namespace=~"$namespace"}, name)')
+        .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
+        .includeAll(true)
+        .allValue(".*")
+        .multi(true),
+    )
+    .withRow(new dashboard.RowBuilder("Releases"))
+    .withPanel(phase)
+    .withPanel(weight)
+    .withPanel(analyses)
+    .withPanel(failed)
+    .withPanel(steps)
+    .withRow(new dashboard.RowBuilder("Controller"))
+    .withPanel(reconciles)
+    .withPanel(latency)
+    .withPanel(errors)
+    .withPanel(queue)
+    .withPanel(writes)
+    .withPanel(memory)
+    .build();
+}
+
+/** Every PromQL expression of the dashboard's panels and variables, in order. */
+export function dashboardExpressions(board: dashboard.Dashboard): string[] {
+  const out: string[] = [];
+  for (const panel of board.panels ?? []) {
+    for (const target of ("targets" in panel ? (panel.targets ?? []) : []) as { expr?: unknown }[]) {
+      if (typeof target.expr === "string") out.push(target.expr);
+    }
+  }
+  return out;
+}
+
+/** The dashboard as committed: JSON with two-space indentation and a final newline. */
+export function dashboardJson(board: dashboard.Dashboard = buildDashboard()): string {
+  return `${JSON.stringify(board, null, 2)}\n`;
+}
+
+/** A ConfigMap that Grafana's dashboard sidecar loads (it watches ConfigMaps labelled grafana_dashboard: "1"). */
+export function dashboardConfigMap(json: string = dashboardJson()): string {
+  const body = json
+    .trimEnd()
+    .split("\n")
+    .map((line) => `    ${line}`)
+    .join("\n");
+  return [
+    "# Generated by `make dashboard` from tools/grafana/dashboard.ts: do not edit.",
+    "apiVersion: v1",
+    "kind: ConfigMap",
+    "metadata:",
+    "  name: canaryapp-dashboard",
+    "  labels:",
+    '    grafana_dashboard: "1"',
+    "data:",
+    "  canaryapp-dashboard.json: |-",
+    body,
+    "",
+  ].join("\n");
+}
