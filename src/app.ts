@@ -3,7 +3,9 @@ import type { Clock } from "./api/clock.js";
 import { systemClock } from "./api/clock.js";
 import { LABELS, MANAGED_BY_VALUE } from "./api/types.js";
 import type { ReconcileObserver } from "./canary/ports.js";
+import { AnalysisRuns } from "./canary/analysis-runs.js";
 import { CanaryReconciler } from "./canary/reconciler.js";
+import { DEFAULTS } from "./api/defaults.js";
 import type { Config } from "./config.js";
 import { Controller } from "./controller/controller.js";
 import type { Informer, ObjectWithMeta } from "./controller/informer.js";
@@ -47,6 +49,16 @@ export interface StartOptions {
 
 const CHILD_SELECTOR = `${LABELS.managedBy}=${MANAGED_BY_VALUE}`;
 
+/** The host (and port) of a Prometheus URL: what the analyses in flight are bounded by. */
+function prometheusHost(url: string | undefined): string {
+  if (url === undefined) return "";
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
 /** Wires clients, informers, the reconciler, the work-queue controller and leader election, and starts them. */
 export function startController({
   config,
@@ -87,15 +99,23 @@ export function startController({
     caches,
     writer: clusterWriter(clients, wrote),
     events: eventSink(new EventRecorder({ client: eventClientFor(clients.core), log }), wrote),
-    analysis: prometheusAnalysis({
-      defaults: {
-        prometheusURL: config.defaultPrometheusURL,
-        log: log.child({ component: "prometheus" }),
-        vet: access.vet,
-        allowRedirect: access.allowRedirect,
-      },
-      readSecret: access.readSecret,
-      pool: new ProviderPool(),
+    analyses: new AnalysisRuns({
+      provider: prometheusAnalysis({
+        defaults: {
+          prometheusURL: config.defaultPrometheusURL,
+          log: log.child({ component: "prometheus" }),
+          vet: access.vet,
+          allowRedirect: access.allowRedirect,
+        },
+        readSecret: access.readSecret,
+        pool: new ProviderPool(),
+      }),
+      // The controller exists by the time any analysis ends.
+      requeue: (key) => controller.queue.add(key),
+      hostOf: (app) => prometheusHost(app.spec.prometheusURL ?? config.defaultPrometheusURL),
+      deadlineMs: (app) => (app.spec.prometheus?.timeoutSeconds ?? DEFAULTS.prometheusTimeoutSeconds) * 1000,
+      clock,
+      log: log.child({ component: "analysis" }),
     }),
     vetPrometheus: access.vet,
     router: istioRouter,
