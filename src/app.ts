@@ -7,7 +7,7 @@ import { AnalysisRuns } from "./canary/analysis-runs.js";
 import { CanaryReconciler } from "./canary/reconciler.js";
 import { DEFAULTS } from "./api/defaults.js";
 import type { Config } from "./config.js";
-import { Controller } from "./controller/controller.js";
+import { Controller, type Health } from "./controller/controller.js";
 import type { Informer, ObjectWithMeta } from "./controller/informer.js";
 import { createInformer } from "./controller/informer.js";
 import { keyFromLabel, objectKey } from "./controller/keys.js";
@@ -29,8 +29,10 @@ import { deploymentTarget } from "./workload/deployment.js";
 
 /** A running controller process (minus the HTTP server and signal handling, which main.ts adds). */
 export interface RunningController {
-  /** Caches synced and workers running (or a standby waiting for the lease). */
+  /** Caches synced and, when leading, workers running (a standby is ready once its caches are synced). */
   ready(): boolean;
+  /** Liveness: whether the controller can still do its job (see `Controller.health`). */
+  health(): Health;
   isLeader(): boolean;
   /** Stops taking work, finishes in-flight reconciles, releases the lease. */
   stop(): Promise<void>;
@@ -147,7 +149,13 @@ export function startController({
 
   if (!config.leaderElection.enabled) {
     const done = controller.run().then((): StopReason => "shutdown");
-    return { ready: () => controller.ready(), isLeader: () => true, stop: () => controller.stop(), done };
+    return {
+      ready: () => controller.ready(),
+      health: () => controller.health(),
+      isLeader: () => true,
+      stop: () => controller.stop(),
+      done,
+    };
   }
 
   const campaign = new AbortController();
@@ -161,12 +169,14 @@ export function startController({
     // A lost lease means another replica may already be acting: do not wait for in-flight reconciles to
     // finish their writes; `done` resolves "lost" at once and main.ts exits, so the replica restarts clean.
     // A shutdown, in contrast, drains (the lease is still held and renewed until the drain is over).
-    onStoppedLeading: (reason) => (reason === "lost" ? void controller.stop() : controller.stop()),
+    onStoppedLeading: (reason) => (reason === "lost" ? void controller.abandon() : controller.stop()),
   });
+  // A standby keeps its caches warm: it takes over without a cold start, and is ready once they are synced.
+  controller.startCaches();
   const done = elector.run(campaign.signal);
   return {
-    // A standby is ready: it is healthy and waiting to take over.
-    ready: () => !elector.isLeader() || controller.ready(),
+    ready: () => controller.cachesSynced() && (!elector.isLeader() || controller.ready()),
+    health: () => controller.health(),
     isLeader: () => elector.isLeader(),
     stop: async () => {
       campaign.abort();
