@@ -3,9 +3,11 @@ import type { Clock } from "./api/clock.js";
 import { systemClock } from "./api/clock.js";
 import { LABELS, MANAGED_BY_VALUE } from "./api/types.js";
 import type { ReconcileObserver } from "./canary/ports.js";
+import { AnalysisRuns } from "./canary/analysis-runs.js";
 import { CanaryReconciler } from "./canary/reconciler.js";
+import { DEFAULTS } from "./api/defaults.js";
 import type { Config } from "./config.js";
-import { Controller } from "./controller/controller.js";
+import { Controller, type Health } from "./controller/controller.js";
 import type { Informer, ObjectWithMeta } from "./controller/informer.js";
 import { createInformer } from "./controller/informer.js";
 import { keyFromLabel, objectKey } from "./controller/keys.js";
@@ -27,8 +29,10 @@ import { deploymentTarget } from "./workload/deployment.js";
 
 /** A running controller process (minus the HTTP server and signal handling, which main.ts adds). */
 export interface RunningController {
-  /** Caches synced and workers running (or a standby waiting for the lease). */
+  /** Caches synced and, when leading, workers running (a standby is ready once its caches are synced). */
   ready(): boolean;
+  /** Liveness: whether the controller can still do its job (see `Controller.health`). */
+  health(): Health;
   isLeader(): boolean;
   /** Stops taking work, finishes in-flight reconciles, releases the lease. */
   stop(): Promise<void>;
@@ -46,6 +50,16 @@ export interface StartOptions {
 }
 
 const CHILD_SELECTOR = `${LABELS.managedBy}=${MANAGED_BY_VALUE}`;
+
+/** The host (and port) of a Prometheus URL: what the analyses in flight are bounded by. */
+function prometheusHost(url: string | undefined): string {
+  if (url === undefined) return "";
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
 
 /** Wires clients, informers, the reconciler, the work-queue controller and leader election, and starts them. */
 export function startController({
@@ -87,15 +101,23 @@ export function startController({
     caches,
     writer: clusterWriter(clients, wrote),
     events: eventSink(new EventRecorder({ client: eventClientFor(clients.core), log }), wrote),
-    analysis: prometheusAnalysis({
-      defaults: {
-        prometheusURL: config.defaultPrometheusURL,
-        log: log.child({ component: "prometheus" }),
-        vet: access.vet,
-        allowRedirect: access.allowRedirect,
-      },
-      readSecret: access.readSecret,
-      pool: new ProviderPool(),
+    analyses: new AnalysisRuns({
+      provider: prometheusAnalysis({
+        defaults: {
+          prometheusURL: config.defaultPrometheusURL,
+          log: log.child({ component: "prometheus" }),
+          vet: access.vet,
+          allowRedirect: access.allowRedirect,
+        },
+        readSecret: access.readSecret,
+        pool: new ProviderPool(),
+      }),
+      // The controller exists by the time any analysis ends.
+      requeue: (key) => controller.queue.add(key),
+      hostOf: (app) => prometheusHost(app.spec.prometheusURL ?? config.defaultPrometheusURL),
+      deadlineMs: (app) => (app.spec.prometheus?.timeoutSeconds ?? DEFAULTS.prometheusTimeoutSeconds) * 1000,
+      clock,
+      log: log.child({ component: "analysis" }),
     }),
     vetPrometheus: access.vet,
     router: istioRouter,
@@ -127,7 +149,13 @@ export function startController({
 
   if (!config.leaderElection.enabled) {
     const done = controller.run().then((): StopReason => "shutdown");
-    return { ready: () => controller.ready(), isLeader: () => true, stop: () => controller.stop(), done };
+    return {
+      ready: () => controller.ready(),
+      health: () => controller.health(),
+      isLeader: () => true,
+      stop: () => controller.stop(),
+      done,
+    };
   }
 
   const campaign = new AbortController();
@@ -141,12 +169,14 @@ export function startController({
     // A lost lease means another replica may already be acting: do not wait for in-flight reconciles to
     // finish their writes; `done` resolves "lost" at once and main.ts exits, so the replica restarts clean.
     // A shutdown, in contrast, drains (the lease is still held and renewed until the drain is over).
-    onStoppedLeading: (reason) => (reason === "lost" ? void controller.stop() : controller.stop()),
+    onStoppedLeading: (reason) => (reason === "lost" ? void controller.abandon() : controller.stop()),
   });
+  // A standby keeps its caches warm: it takes over without a cold start, and is ready once they are synced.
+  controller.startCaches();
   const done = elector.run(campaign.signal);
   return {
-    // A standby is ready: it is healthy and waiting to take over.
-    ready: () => !elector.isLeader() || controller.ready(),
+    ready: () => controller.cachesSynced() && (!elector.isLeader() || controller.ready()),
+    health: () => controller.health(),
     isLeader: () => elector.isLeader(),
     stop: async () => {
       campaign.abort();

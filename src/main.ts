@@ -32,6 +32,7 @@ async function main(): Promise<number> {
     host: config.httpAddress.host,
     port: config.httpAddress.port,
     ready: () => ({ ready: controller.ready(), reason: "caches not synced" }),
+    healthy: () => controller.health(),
     metrics,
     log,
   });

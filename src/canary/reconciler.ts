@@ -4,17 +4,17 @@ import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import { splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
-import type { AnalysisProvider } from "../metrics/analysis-provider.js";
 import { desiredChildren } from "../resources/children.js";
 import { takeOverRefusal } from "../resources/ownership.js";
 import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { WorkloadTarget } from "../workload/workload.js";
+import type { RenderedCheck } from "../rollout/checks.js";
 import type { Planning } from "../rollout/planner.js";
 import { startPlan } from "../rollout/planner.js";
 import { childrenApplied, statusEqual } from "../rollout/reported.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
-import { runAnalysis } from "./analysis.js";
+import type { AnalysisRuns } from "./analysis-runs.js";
 import { observe } from "./observe.js";
 import type { Caches, ClusterWriter, EventSink, ReconcileObserver } from "./ports.js";
 import { childCache } from "./ports.js";
@@ -23,7 +23,8 @@ export interface ReconcilerDeps {
   caches: Caches;
   writer: ClusterWriter;
   events: EventSink;
-  analysis: AnalysisProvider;
+  /** Runs the checks off the work queue; a finished run requeues the app's key. */
+  analyses: AnalysisRuns;
   router: TrafficRouter;
   workload: WorkloadTarget;
   observer: ReconcileObserver;
@@ -31,6 +32,22 @@ export interface ReconcilerDeps {
   clock: Clock;
   /** Why the app's Prometheus may not be queried (its Secret or URL is refused); checked before each plan. */
   vetPrometheus?: (app: CanaryApp) => { reason: string; message: string } | undefined;
+}
+
+/**
+ * The identity of the step an analysis is for: the test (image, start), its stage, step and the step's
+ * start, and the checks as rendered. Any of them changing makes an earlier run's result stale.
+ */
+export function analysisStep(app: CanaryApp, checks: readonly RenderedCheck[]): string {
+  const canary = app.status?.canary;
+  return JSON.stringify([
+    canary?.image ?? null,
+    canary?.startedAt ?? null,
+    canary?.stage ?? null,
+    canary?.step ?? null,
+    canary?.stepStartedAt ?? null,
+    checks,
+  ]);
 }
 
 export interface ReconcileResult {
@@ -85,7 +102,14 @@ export class CanaryReconciler {
       await this.record(app, planning.plan, key, log);
       return this.finish(app);
     }
-    const plan = planning.kind === "ready" ? planning.plan : planning.complete(await this.analyse(app, planning, log));
+    let plan: Plan;
+    if (planning.kind === "ready") plan = planning.plan;
+    else {
+      const results = this.analysed(key, app, planning, log);
+      // Still running: the run's end requeues the key, and no worker waits for it meanwhile.
+      if (results === undefined) return this.finish(app);
+      plan = planning.complete(results);
+    }
     await this.record(app, plan, key, log);
     const rejection = await this.actOrRejection(app, planning.spec, plan, log);
     await this.persist(app, childrenApplied(app.status ?? {}, rejection?.message, now), key);
@@ -106,25 +130,33 @@ export class CanaryReconciler {
     if (!cached) {
       // Deleted: the garbage collector removes the children through their owner references.
       this.deps.observer.appRemoved(namespace, name);
+      this.deps.analyses.forget(key);
       return undefined;
     }
     if (cached.metadata.deletionTimestamp) return undefined;
     return structuredClone(cached);
   }
 
-  /** Runs the checks the planner asked for. */
-  private async analyse(
+  /**
+   * The results of the analysis the planner asked for, once its run (started by the first reconcile that
+   * found it due) has finished; undefined while it runs. A run is tied to the step it was started for, so
+   * a result is never planned with for a later step.
+   */
+  private analysed(
+    key: string,
     app: CanaryApp,
     planning: Extract<Planning, { kind: "analysisDue" }>,
     log: Logger,
-  ): Promise<MetricResult[]> {
-    const analysis = await runAnalysis(app, planning.checks, this.deps.analysis);
+  ): MetricResult[] | undefined {
+    const state = this.deps.analyses.state(key, analysisStep(app, planning.checks), app, planning.checks);
+    if (state.kind === "running") return undefined;
+    if (state.kind === "failed") throw state.error;
     this.deps.observer.analysisRan(
       app,
-      analysis.every((m) => m.passed),
+      state.results.every((m) => m.passed),
     );
-    log.info({ metrics: analysis }, "analysis ran");
-    return analysis;
+    log.info({ metrics: state.results }, "analysis ran");
+    return state.results;
   }
 
   /** Persists the planned status, then tells its Events: the decision is on record before anyone hears of it. */

@@ -44,7 +44,17 @@ export interface ControllerOptions {
   clock?: Clock;
   /** How often `run` checks whether the caches have synced. Default 100 ms. */
   syncPollMs?: number;
+  /** A reconcile running longer than this makes the controller unhealthy (a worker is stuck). Default 2 min. */
+  stuckAfterMs?: number;
 }
+
+/** Liveness (`/healthz`): whether the controller can still do its job, and if not, why. */
+export interface Health {
+  healthy: boolean;
+  reason?: string;
+}
+
+export const DEFAULT_STUCK_AFTER_MS = 120_000;
 
 /**
  * A generic controller in the manner of client-go's: informers feed keys into a rate-limited work queue,
@@ -67,6 +77,9 @@ export class Controller {
   private stopping = false;
   private workersDone: Promise<void> = Promise.resolve();
   private stopped: Promise<void> | undefined;
+  private abandoned = false;
+  /** Reconciles in flight, by key, with when each began. */
+  private readonly inFlightSince = new Map<string, number>();
 
   constructor(private readonly options: ControllerOptions) {
     this.workers = options.workers ?? 2;
@@ -118,9 +131,9 @@ export class Controller {
     signal?.addEventListener("abort", onAbort, { once: true });
     if (signal?.aborted === true) onAbort();
     try {
-      for (const informer of this.informers) informer.start();
+      this.startCaches();
       this.log.info({ informers: this.informers.length }, "waiting for caches to sync");
-      while (!this.stopping && !this.informers.every((i) => i.hasSynced())) {
+      while (!this.stopping && !this.cachesSynced()) {
         await sleep(this.clock, this.syncPollMs);
       }
       if (!this.stopping) {
@@ -151,6 +164,59 @@ export class Controller {
     return this.stopped;
   }
 
+  /**
+   * Starts the informers without running workers, so that a standby's caches are warm (and /readyz
+   * can say so) before it leads. Idempotent; `run` starts them too.
+   */
+  startCaches(): void {
+    for (const informer of this.informers) informer.start();
+  }
+
+  /** Whether every informer has loaded its first list. */
+  cachesSynced(): boolean {
+    return this.informers.every((i) => i.hasSynced());
+  }
+
+  /**
+   * Stops at once, without waiting for in-flight reconciles (the lease was lost: another replica may be
+   * acting). Reconciles still running from then on make the controller unhealthy.
+   */
+  abandon(): Promise<void> {
+    this.abandoned = true;
+    return this.stop();
+  }
+
+  /**
+   * Liveness: unhealthy when a reconcile has run longer than `stuckAfterMs`, when a cache's list/watch
+   * has stopped recovering, or when work still runs after `abandon`.
+   */
+  health(): Health {
+    const now = this.clock.now();
+    if (this.abandoned && this.inFlightSince.size > 0) {
+      return {
+        healthy: false,
+        reason: `the lease was lost but ${this.inFlightSince.size} reconcile(s) still run (${[...this.inFlightSince.keys()].join(", ")})`,
+      };
+    }
+    const bound = this.options.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS;
+    for (const [key, since] of this.inFlightSince) {
+      if (now - since > bound) {
+        return {
+          healthy: false,
+          reason: `a worker is stuck: the reconcile of ${key} has run for ${Math.round((now - since) / 1000)}s (bound ${bound / 1000}s)`,
+        };
+      }
+    }
+    if (this.running && !this.stopping) {
+      for (const informer of this.informers) {
+        const stalled = informer.stalled?.();
+        if (stalled !== undefined)
+          return { healthy: false, reason: `a cache stopped following the server: ${stalled}` };
+      }
+    }
+    return { healthy: true };
+  }
+
   /** True while running with every cache synced: what /readyz reports. */
   ready(): boolean {
     return this.synced && !this.stopping;
@@ -171,6 +237,7 @@ export class Controller {
 
   private async process(key: string): Promise<void> {
     const started = this.clock.now();
+    this.inFlightSince.set(key, started);
     let outcome: ReconcileOutcome;
     try {
       const result = await this.options.reconcile(key);
@@ -197,6 +264,7 @@ export class Controller {
         outcome = "error";
       }
     } finally {
+      this.inFlightSince.delete(key);
       this.queue.done(key);
     }
     try {

@@ -13,6 +13,8 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
   stopped = false;
   /** When set, overrides "synced once started". */
   synced: boolean | undefined;
+  /** What `stalled` answers (a list/watch that stopped recovering). */
+  stalledReason: string | undefined;
 
   constructor(initial: T[] = []) {
     for (const obj of initial) this.objects.set(keyOf(obj), obj);
@@ -31,6 +33,10 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
 
   hasSynced(): boolean {
     return this.synced ?? this.started;
+  }
+
+  stalled(): string | undefined {
+    return this.stalledReason;
   }
 
   get(namespace: string, name: string): T | undefined {

@@ -262,6 +262,31 @@ describe("ListWatchInformer", () => {
     await h.informer.stop();
   });
 
+  test("a watch that keeps failing past twice its backoff ceiling is stalled, until one works again", async () => {
+    const h = harness([obj("a", "1")]);
+    h.informer.start();
+    await flush();
+    assert.equal(h.informer.stalled(), undefined);
+    const fail = (): void =>
+      h.watcher.last().done(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }));
+    const started = h.clock.now();
+    let reason: string | undefined;
+    while (h.clock.now() - started < 120_000) {
+      const before = h.watcher.calls.length;
+      fail();
+      while (h.watcher.calls.length === before) await h.clock.advance(100);
+      reason ??= h.informer.stalled();
+      if (reason !== undefined) break;
+    }
+    const stalledAfter = h.clock.now() - started;
+    assert.ok(stalledAfter > 60_000 && stalledAfter <= 91_000, `stalled after ${stalledAfter} ms`);
+    assert.match(reason ?? "", /things: list\/watch failing for \d+s \(backoff ceiling 30s\)/);
+    // The server is back: the watch stays open (no event needed).
+    await h.clock.advance(1000);
+    assert.equal(h.informer.stalled(), undefined);
+    await h.informer.stop();
+  });
+
   test("a non-410 ERROR event is a failure with backoff", async () => {
     const h = harness([]);
     h.informer.start();

@@ -53,6 +53,11 @@ export interface Informer<T> {
   stop(): Promise<void>;
   /** True once the first list has been loaded (and ever after). */
   hasSynced(): boolean;
+  /**
+   * Why the cache can no longer be trusted to follow the server (its list or watch has failed for longer
+   * than its backoff ceiling allows to recover), or undefined. Optional: a cache without a watch has none.
+   */
+  stalled?(): string | undefined;
   /** The cached object; frozen, never to be mutated. */
   get(namespace: string, name: string): T | undefined;
   /** Cached objects, of one namespace or all. */
@@ -128,6 +133,10 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
   private synced = false;
   /** Whether the current (or last) watch delivered anything: a watch that worked resets the backoff. */
   private watchDelivered = false;
+  /** When the current run of list/watch failures began; undefined while they work. */
+  private failingSince: number | undefined;
+  /** When the open watch was accepted; undefined while none is open. */
+  private watchOpenSince: number | undefined;
   private abort: AbortController | undefined;
   private loop: Promise<void> | undefined;
   private readonly addHandlers: ((obj: T) => void)[] = [];
@@ -166,6 +175,23 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
 
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /**
+   * A list or watch that keeps failing is retried with backoff up to `maxBackoffMs` apart; failing for
+   * more than two such ceilings means the server is not coming back for it (or this process cannot reach
+   * it), and the cache ages unseen: liveness should turn.
+   */
+  stalled(): string | undefined {
+    if (this.failingSince === undefined) return undefined;
+    const now = this.clock.now();
+    if (this.watchOpenSince !== undefined && now - this.watchOpenSince >= MIN_HEALTHY_WATCH_MS) {
+      this.failingSince = undefined;
+      return undefined;
+    }
+    const forMs = now - this.failingSince;
+    if (forMs <= 2 * this.maxBackoffMs) return undefined;
+    return `${this.options.resource}: list/watch failing for ${Math.round(forMs / 1000)}s (backoff ceiling ${this.maxBackoffMs / 1000}s)`;
   }
 
   get(namespace: string, name: string): T | undefined {
@@ -222,6 +248,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
           continue;
         }
         failures++;
+        this.failingSince ??= this.clock.now();
         const delayMs = Math.min(this.initialBackoffMs * 2 ** (failures - 1), this.maxBackoffMs);
         this.log.warn(
           { err: toError(error), failures, delayMs, synced: this.synced },
@@ -250,6 +277,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     this.store = next;
     this.resourceVersion = list.metadata?.resourceVersion ?? "";
     this.synced = true;
+    this.failingSince = undefined;
     for (const [key, old] of previous) {
       if (!next.has(key)) this.emit(this.deleteHandlers, old);
     }
@@ -269,6 +297,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       const finish = (outcome: WatchOutcome | Error): void => {
         if (settled) return;
         settled = true;
+        this.watchOpenSince = undefined;
         signal.removeEventListener("abort", onAbort);
         handle?.abort();
         if (outcome instanceof Error) reject(outcome);
@@ -280,6 +309,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       const onEvent = (type: string, object: unknown): void => {
         if (settled) return;
         this.watchDelivered = true;
+        this.failingSince = undefined;
         if (type === "ERROR") {
           const status = (object ?? {}) as { code?: unknown; reason?: unknown; message?: unknown };
           const code = typeof status.code === "number" ? status.code : 500;
@@ -316,6 +346,8 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       this.options.watcher.watch(this.options.path, params, onEvent, onDone).then(
         (h) => {
           handle = h;
+          // Accepted: a watch that stays open is following again, even if nothing changes for long.
+          if (!settled) this.watchOpenSince = this.clock.now();
           // Settled while the request was being set up (stop, or an immediate error): close it now.
           if (settled) h.abort();
         },
@@ -433,6 +465,14 @@ export class MultiNamespaceInformer<T> implements Informer<T> {
 
   hasSynced(): boolean {
     return [...this.byNamespace.values()].every((i) => i.hasSynced());
+  }
+
+  stalled(): string | undefined {
+    for (const informer of this.byNamespace.values()) {
+      const reason = informer.stalled?.();
+      if (reason !== undefined) return reason;
+    }
+    return undefined;
   }
 
   get(namespace: string, name: string): T | undefined {

@@ -23,7 +23,7 @@ import { primaryRunning, secondaryReady } from "./observation.js";
 import { derivePhase } from "./phase.js";
 import { advanceStage, promotionOverdue } from "./stages.js";
 import type { InvalidSpecPlan } from "./reported.js";
-import { invalidSpecPlan } from "./reported.js";
+import { invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
 import { secondaryWeight, splitWeights } from "./steps.js";
@@ -210,6 +210,7 @@ function assemble(ctx: PlanContext): Plan {
       resume: removeAnnotationCommand(ctx, ANNOTATIONS.paused),
     },
   });
+  status.message = rejectedMessage(status.conditions) ?? status.message;
 
   const requeue = requeueAfterSeconds({
     canary,

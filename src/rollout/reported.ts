@@ -3,8 +3,9 @@
  * all, and children the API server rejected. Pure, like the planner: the reconciler only writes them.
  */
 import { stableJson } from "../api/json.js";
-import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
+import type { ConditionUpdate } from "./conditions.js";
 import { setCondition } from "./conditions.js";
 import { timestamp } from "./time.js";
 import type { PlannedEvent } from "./types.js";
@@ -40,6 +41,34 @@ export function invalidSpecPlan(app: CanaryApp, message: string, now: Date): Inv
 /** The condition a rejected child sets, and that clears once every child applies again. */
 export const CHILDREN_APPLIED = "ChildrenApplied";
 
+/** Ready's reason while a rejected child keeps the primary from running as specified. */
+export const CHILD_REJECTED = "ChildRejected";
+
+/**
+ * What Ready says while the last apply was rejected and the primary is not available: the rejection (it
+ * names the child and the API server's reason), not "does not exist yet", which would send the reader
+ * looking for a delay instead of an obstacle. Undefined when no child was rejected.
+ */
+export function rejectedReady(conditions: readonly Condition[] | undefined): ConditionUpdate | undefined {
+  const applied = conditions?.find((c) => c.type === CHILDREN_APPLIED);
+  if (applied?.status !== "False") return undefined;
+  return {
+    type: CONDITION.Ready,
+    status: "False",
+    reason: CHILD_REJECTED,
+    message: `the primary cannot run as specified: the API server rejected a child: ${applied.message}`,
+  };
+}
+
+/** The status message while a child is rejected (see `rejectedReady`), or undefined. */
+export function rejectedMessage(conditions: readonly Condition[] | undefined): string | undefined {
+  const ready = conditions?.find((c) => c.type === CONDITION.Ready);
+  if (ready?.reason !== CHILD_REJECTED) return undefined;
+  return `The API server rejected a child; nothing changes until the spec or the object in the way does: ${
+    conditions?.find((c) => c.type === CHILDREN_APPLIED)?.message ?? ""
+  }`;
+}
+
 /**
  * Sets ChildrenApplied=False with the server's message on a rejection, and back to True once children
  * apply; an app that never had a rejection carries no such condition (and costs no extra status write).
@@ -51,5 +80,14 @@ export function childrenApplied(status: CanaryAppStatus, rejection: string | und
     rejection === undefined
       ? { type: CHILDREN_APPLIED, status: "True" as const, reason: "Applied", message: "every child matches the spec" }
       : { type: CHILDREN_APPLIED, status: "False" as const, reason: "Rejected", message: rejection };
-  return { ...status, conditions: setCondition(status.conditions, update, timestamp(now)) };
+  let conditions = setCondition(status.conditions, update, timestamp(now));
+  const ready = conditions.find((c) => c.type === CONDITION.Ready);
+  const rejected = ready?.status === "True" ? undefined : rejectedReady(conditions);
+  if (rejected === undefined) return { ...status, conditions };
+  conditions = setCondition(conditions, { ...rejected, ...generationOf(ready) }, timestamp(now));
+  return { ...status, conditions, message: rejectedMessage(conditions) ?? status.message ?? "" };
+}
+
+function generationOf(condition: Condition | undefined): { observedGeneration?: number } {
+  return condition?.observedGeneration === undefined ? {} : { observedGeneration: condition.observedGeneration };
 }

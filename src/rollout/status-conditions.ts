@@ -2,6 +2,7 @@ import type { CanaryState, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
 import { setCondition } from "./conditions.js";
 import type { PlanContext } from "./context.js";
+import { rejectedReady } from "./reported.js";
 import { PROMOTION_OVERDUE } from "./stages.js";
 
 /** What a running test is doing, in a few words, for the Progressing condition. */
@@ -60,6 +61,9 @@ export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[
           },
     at,
   );
+  // A rejected child keeps the primary from running: Ready names the rejection rather than a delay.
+  const rejected = primary?.available === true ? undefined : rejectedReady(list);
+  if (rejected !== undefined) list = setCondition(list, { ...rejected, ...gen }, at);
 
   const canary = status.canary;
   const previous = list.find((c) => c.type === CONDITION.Progressing);

@@ -13,6 +13,8 @@ export interface HttpServerOptions {
   port: number;
   /** Asked on every /readyz. */
   ready: () => Readiness;
+  /** Asked on every /healthz (liveness); without it, /healthz answers 200 while the process serves. */
+  healthy?: () => { healthy: boolean; reason?: string };
   /** A prom-client registry, or anything with the same two members (e.g. ControllerMetrics). */
   metrics: { readonly contentType: string; metrics(): Promise<string> };
   log: Logger;
@@ -27,7 +29,7 @@ export interface RunningHttpServer {
 
 /**
  * Serves the probes and metrics:
- * - `/healthz`: 200 while the process runs (liveness);
+ * - `/healthz`: 200 while `healthy()` says the controller can do its job, else 503 with why (liveness);
  * - `/readyz`: 200 when `ready()` says so, else 503 with a short reason (readiness);
  * - `/metrics`: the Prometheus exposition text.
  * GET and HEAD only.
@@ -69,9 +71,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: HttpSe
   }
   const path = new URL(req.url ?? "/", "http://localhost").pathname;
   switch (path) {
-    case "/healthz":
-      send(res, 200, "text/plain; charset=utf-8", "ok\n");
+    case "/healthz": {
+      const state = readiness(() => {
+        const health = options.healthy?.() ?? { healthy: true };
+        return { ready: health.healthy, reason: health.reason ?? "unhealthy" };
+      });
+      if (state.ready) send(res, 200, "text/plain; charset=utf-8", "ok\n");
+      else send(res, 503, "text/plain; charset=utf-8", `unhealthy: ${state.reason}\n`);
       return;
+    }
     case "/readyz": {
       const state = readiness(options.ready);
       if (state.ready) send(res, 200, "text/plain; charset=utf-8", "ok\n");

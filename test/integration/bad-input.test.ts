@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { CoreV1Api } from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { canaryApps, createTestNamespace, eventually, testKubeConfig } from "../support/kube.js";
 import { runController, type TestController } from "../support/controller.js";
 import { getDeployment } from "../support/workloads.js";
@@ -59,6 +59,41 @@ describe("bad input", () => {
       (await condition("broken", "ChildrenApplied"))?.status === "True" ? true : undefined,
     );
     assert.ok(await getDeployment(kc, namespace, "broken-primary"));
+  });
+
+  test("a Deployment in the way (an immutable selector) is named on Ready, not called missing", async () => {
+    // Someone else's Deployment holds the primary's name, with a selector the controller's apply may not change.
+    await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: "blocked-primary" },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: { owner: "someone-else" } },
+          template: {
+            metadata: { labels: { owner: "someone-else" } },
+            spec: { containers: [{ name: "app", image: "example/other:v1" }] },
+          },
+        },
+      },
+    });
+    await apps.create({ metadata: { name: "blocked" }, spec: { image: "example/blocked:v1", imageListenPort: 8080 } });
+
+    const rejected = await eventually("ChildrenApplied=False", async () => {
+      const c = await condition("blocked", "ChildrenApplied");
+      return c?.status === "False" ? c : undefined;
+    });
+    assert.match(rejected.message, /blocked-primary/);
+    const app = await apps.get("blocked");
+    const ready = app.status?.conditions?.find((c) => c.type === "Ready");
+    console.log(`# Ready: ${ready?.reason}: ${ready?.message}`);
+    console.log(`# message: ${app.status?.message}`);
+    assert.equal(ready?.status, "False");
+    assert.equal(ready?.reason, "ChildRejected");
+    assert.doesNotMatch(ready?.message ?? "", /does not exist/);
+    assert.match(ready?.message ?? "", /rejected a child: Deployment .*blocked-primary/);
+    assert.match(ready?.message ?? "", /immutable/);
+    assert.match(app.status?.message ?? "", /rejected a child/);
   });
 
   test("a query template with an unknown variable is an invalid spec, not a crash", async () => {

@@ -1,0 +1,52 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { CanaryAppStatus } from "../api/types.js";
+import { at, deployment, makeApp, observation, planInput, V1 } from "./fixtures.test-helpers.js";
+import { plan } from "./planner.js";
+import { childrenApplied, statusEqual } from "./reported.js";
+
+const REJECTION =
+  'Deployment shop/web-primary: apply: Deployment.apps "web-primary" is invalid: spec.selector: Invalid value: ... field is immutable';
+
+const ready = (status: CanaryAppStatus) => status.conditions?.find((c) => c.type === "Ready");
+
+describe("a rejected child", () => {
+  const first = () =>
+    plan(planInput(makeApp({ image: V1 }), observation({ primary: null, routedWeights: null }), at(0)));
+
+  test("Ready says the child was rejected and why, not that the primary does not exist yet", () => {
+    const planned = first().status;
+    assert.equal(ready(planned)?.reason, "PrimaryMissing", "before the apply, the primary is only missing");
+    const status = childrenApplied(planned, REJECTION, at(0));
+    assert.equal(ready(status)?.status, "False");
+    assert.equal(ready(status)?.reason, "ChildRejected");
+    assert.doesNotMatch(ready(status)?.message ?? "", /does not exist/);
+    assert.match(ready(status)?.message ?? "", /rejected a child: Deployment shop\/web-primary.*immutable/);
+    assert.match(status.message ?? "", /rejected a child.*immutable/);
+  });
+
+  test("the next plan keeps what the rejection said: no status write while nothing changes", () => {
+    const status = childrenApplied(first().status, REJECTION, at(0));
+    const again = plan(
+      planInput(makeApp({ image: V1, status }), observation({ primary: null, routedWeights: null }), at(5)),
+    );
+    assert.ok(statusEqual(again.status, status), JSON.stringify(again.status.conditions));
+    assert.ok(statusEqual(childrenApplied(again.status, REJECTION, at(5)), status));
+  });
+
+  test("once the children apply, Ready tells the primary's state again", () => {
+    const rejected = childrenApplied(first().status, REJECTION, at(0));
+    const applied = childrenApplied(rejected, undefined, at(5));
+    const next = plan(
+      planInput(makeApp({ image: V1, status: applied }), observation({ primary: deployment(V1, true, 3) }), at(6)),
+    );
+    assert.equal(ready(next.status)?.reason, "PrimaryAvailable");
+    assert.doesNotMatch(next.status.message ?? "", /rejected/);
+  });
+
+  test("an available primary stays Ready while another child is rejected", () => {
+    const planned = plan(planInput(makeApp({ image: V1, status: first().status }), observation(), at(1))).status;
+    const status = childrenApplied(planned, "VirtualService shop/web: apply: invalid", at(1));
+    assert.equal(ready(status)?.reason, "PrimaryAvailable");
+  });
+});
