@@ -21,8 +21,8 @@ describe("a rejected child", () => {
     assert.equal(ready(status)?.status, "False");
     assert.equal(ready(status)?.reason, "ChildRejected");
     assert.doesNotMatch(ready(status)?.message ?? "", /does not exist/);
-    assert.match(ready(status)?.message ?? "", /rejected a child: Deployment shop\/web-primary.*immutable/);
-    assert.match(status.message ?? "", /rejected a child.*immutable/);
+    assert.match(ready(status)?.message ?? "", /could not be applied: Deployment shop\/web-primary.*immutable/);
+    assert.match(status.message ?? "", /could not be applied.*immutable/);
   });
 
   test("the next plan keeps what the rejection said: no status write while nothing changes", () => {

@@ -56,7 +56,7 @@ export function rejectedReady(conditions: readonly Condition[] | undefined): Con
     type: CONDITION.Ready,
     status: "False",
     reason: CHILD_REJECTED,
-    message: `the primary cannot run as specified: the API server rejected a child: ${applied.message}`,
+    message: `the primary cannot run as specified: a child could not be applied: ${applied.message}`,
   };
 }
 
@@ -64,7 +64,7 @@ export function rejectedReady(conditions: readonly Condition[] | undefined): Con
 export function rejectedMessage(conditions: readonly Condition[] | undefined): string | undefined {
   const ready = conditions?.find((c) => c.type === CONDITION.Ready);
   if (ready?.reason !== CHILD_REJECTED) return undefined;
-  return `The API server rejected a child; nothing changes until the spec or the object in the way does: ${
+  return `A child could not be applied; nothing changes until the spec or the object in the way does: ${
     conditions?.find((c) => c.type === CHILDREN_APPLIED)?.message ?? ""
   }`;
 }

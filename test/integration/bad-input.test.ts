@@ -4,6 +4,7 @@
  * in the same namespace converges as usual; fixing the spec clears the problem.
  */
 import assert from "node:assert/strict";
+import { ADOPT_ANNOTATION } from "../../src/api/types.js";
 import { after, before, describe, test } from "node:test";
 import { AppsV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { canaryApps, createTestNamespace, eventually, testKubeConfig } from "../support/kube.js";
@@ -62,11 +63,12 @@ describe("bad input", () => {
   });
 
   test("a Deployment in the way (an immutable selector) is named on Ready, not called missing", async () => {
-    // Someone else's Deployment holds the primary's name, with a selector the controller's apply may not change.
+    // Someone else's Deployment holds the primary's name, handed over to the app (an object not handed over is
+    // never touched, see adoption.test.ts), with a selector the controller's apply may not change.
     await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({
       namespace,
       body: {
-        metadata: { name: "blocked-primary" },
+        metadata: { name: "blocked-primary", annotations: { [ADOPT_ANNOTATION]: "blocked" } },
         spec: {
           replicas: 0,
           selector: { matchLabels: { owner: "someone-else" } },
@@ -91,9 +93,9 @@ describe("bad input", () => {
     assert.equal(ready?.status, "False");
     assert.equal(ready?.reason, "ChildRejected");
     assert.doesNotMatch(ready?.message ?? "", /does not exist/);
-    assert.match(ready?.message ?? "", /rejected a child: Deployment .*blocked-primary/);
+    assert.match(ready?.message ?? "", /could not be applied: Deployment .*blocked-primary/);
     assert.match(ready?.message ?? "", /immutable/);
-    assert.match(app.status?.message ?? "", /rejected a child/);
+    assert.match(app.status?.message ?? "", /could not be applied/);
   });
 
   test("a query template with an unknown variable is an invalid spec, not a crash", async () => {
