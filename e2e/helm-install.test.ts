@@ -7,62 +7,32 @@
  * promoted step by step, v3 caught and rolled back) runs with the controller under the chart's rights.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
-import { pino } from "pino";
-import type { CanaryApp } from "../src/api/types.js";
-import { startController, type RunningController } from "../src/app.js";
-import { loadConfig } from "../src/config.js";
+import { AppsV1Api, CoreV1Api, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { statusCodeOf } from "../src/kube/errors.js";
-import { RecordingObserver } from "../test/support/controller.js";
 import { CHART, shell } from "../test/support/helm.js";
 import { canaryApps, testKubeConfig, testKubeConfigPath } from "../test/support/kube.js";
-import { waitFor } from "./cluster/wait.js";
+import {
+  installedControllerRunsAnApp,
+  notTerminating,
+  serviceAccountKubeconfig,
+  SYSTEM_NAMESPACE,
+} from "../test/support/installed-controller.js";
 import { startEnvironment, type Environment } from "./demo/environment.js";
 import { Kubectl, toolchainKubectl } from "./demo/kubectl.js";
 import { StoryRecorder } from "./demo/recorder.js";
 import { readSample, runStory } from "./demo/story.js";
 
 const kc = testKubeConfig();
+const kubectl = new Kubectl(toolchainKubectl(), testKubeConfigPath());
 const core = kc.makeApiClient(CoreV1Api);
 const apps = kc.makeApiClient(AppsV1Api);
 const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-const SYSTEM_NAMESPACE = "canaryapp-system";
-const SERVICE_ACCOUNT = "canaryapp-controller";
 const WATCHED = "team-a";
 const env = { KUBECONFIG: testKubeConfigPath() };
-
-async function notTerminating(name: string): Promise<void> {
-  await waitFor(
-    `Namespace ${name}: not Terminating`,
-    () =>
-      core.readNamespace({ name }).then(
-        (ns) => (ns.status?.phase === "Terminating" ? undefined : true),
-        (err: unknown) => (statusCodeOf(err) === 404 ? true : undefined),
-      ),
-    { timeoutMs: 90_000, intervalMs: 250 },
-  );
-}
-
-/** A kubeconfig that authenticates as the chart's ServiceAccount, with a token from the TokenRequest API. */
-async function serviceAccountKubeconfig(path: string): Promise<void> {
-  const token = (
-    await shell(`kubectl -n ${SYSTEM_NAMESPACE} create token ${SERVICE_ACCOUNT} --duration=1h`, env)
-  ).trim();
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error("the test kubeconfig has no current cluster");
-  const sa = new KubeConfig();
-  sa.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: SERVICE_ACCOUNT, token }],
-    contexts: [{ name: SERVICE_ACCOUNT, cluster: cluster.name, user: SERVICE_ACCOUNT }],
-    currentContext: SERVICE_ACCOUNT,
-  });
-  await writeFile(path, sa.exportConfig(), { mode: 0o600 });
-}
 
 const MODES = [
   { name: "cluster-wide", set: "", namespaces: "" },
@@ -71,14 +41,13 @@ const MODES = [
 
 describe("helm install charts/canaryapp", () => {
   let scratch: string;
-  let controller: RunningController | undefined;
 
   /** Namespaces that did not exist before this file (helm's --create-namespace makes canaryapp-system). */
   const created: string[] = [];
   before(async () => {
     scratch = await mkdtemp(join(tmpdir(), "canaryapp-helm-"));
     for (const name of [SYSTEM_NAMESPACE, WATCHED]) {
-      await notTerminating(name);
+      await notTerminating(kc, name);
       const exists = await core.readNamespace({ name }).then(
         () => true,
         (err: unknown) => (statusCodeOf(err) === 404 ? false : Promise.reject(err as Error)),
@@ -87,7 +56,6 @@ describe("helm install charts/canaryapp", () => {
     }
   });
   after(async () => {
-    await controller?.stop();
     await canaryApps(kc, WATCHED)
       .delete("helm")
       .catch(() => undefined);
@@ -97,7 +65,7 @@ describe("helm install charts/canaryapp", () => {
     // Deleted and waited out, so that the next file finds no namespace Terminating.
     for (const name of created) {
       await core.deleteNamespace({ name }).catch(() => undefined);
-      await notTerminating(name);
+      await notTerminating(kc, name);
     }
     await rm(scratch, { recursive: true, force: true });
   });
@@ -107,8 +75,8 @@ describe("helm install charts/canaryapp", () => {
       `${mode.name}: helm install, then the controller runs a CanaryApp with the chart's rights`,
       { timeout: 240_000 },
       async () => {
-        await notTerminating(SYSTEM_NAMESPACE);
-        await notTerminating(WATCHED);
+        await notTerminating(kc, SYSTEM_NAMESPACE);
+        await notTerminating(kc, WATCHED);
         await core.createNamespace({ body: { metadata: { name: WATCHED } } }).catch((err: unknown) => {
           if (statusCodeOf(err) !== 409) throw err;
         });
@@ -138,63 +106,15 @@ describe("helm install charts/canaryapp", () => {
         );
 
         // The controller, with the chart's ServiceAccount token and the mode's namespaces, as the Deployment runs it.
-        const kubeconfig = join(scratch, `${mode.name}.kubeconfig`);
-        await serviceAccountKubeconfig(kubeconfig);
-        const config = loadConfig(
-          [
-            `--kubeconfig=${kubeconfig}`,
-            "--http-address=127.0.0.1:0",
-            `--lease-namespace=${SYSTEM_NAMESPACE}`,
-            `--lease-name=canaryapp-helm-${mode.name}`,
-          ],
-          { WATCH_NAMESPACES: mode.namespaces },
-        );
-        controller = startController({ config, log: pino({ level: "silent" }), observer: new RecordingObserver() });
-
-        await core.createNamespacedSecret({
+        await installedControllerRunsAnApp({
+          kc,
+          kubectl,
+          scratch,
+          label: `helm-${mode.name}`,
+          watchNamespaces: mode.namespaces,
           namespace: WATCHED,
-          body: {
-            metadata: { name: "helm-prom-creds", labels: { "canaryapp.io/prometheus-credentials": "true" } },
-            stringData: { token: "not-used-until-a-rollout" },
-          },
+          app: "helm",
         });
-        const app = canaryApps(kc, WATCHED);
-        await app.create({
-          metadata: { name: "helm" },
-          spec: {
-            image: "registry.example.com/helm:v1",
-            imageListenPort: 8080,
-            replicas: 1,
-            testReplicas: 1,
-            prometheusURL: "http://prometheus.monitoring.svc:9090",
-            prometheus: { secretRef: { name: "helm-prom-creds" } },
-          },
-        });
-        const appStatus = await waitFor(
-          `${mode.name}: CanaryApp ${WATCHED}/helm Healthy`,
-          async () => {
-            const current: CanaryApp = await app.get("helm");
-            return current.status?.phase === "Healthy" ? current.status : undefined;
-          },
-          { timeoutMs: 90_000, intervalMs: 250 },
-        );
-        assert.equal(appStatus.conditions?.find((c) => c.type === "InvalidSpec")?.status, "False");
-        assert.equal(controller.isLeader(), true, "the lease in canaryapp-system was taken");
-        const primary = await apps.readNamespacedDeployment({ namespace: WATCHED, name: "helm-primary" });
-        assert.equal(primary.spec?.template.spec?.containers[0]?.image, "registry.example.com/helm:v1");
-        const events = await core.listNamespacedEvent({
-          namespace: WATCHED,
-          fieldSelector: "involvedObject.kind=CanaryApp,involvedObject.name=helm",
-        });
-        assert.ok(
-          events.items.some((e) => e.reason === "Created"),
-          "the controller recorded Events",
-        );
-
-        await controller.stop();
-        controller = undefined;
-        await app.delete("helm");
-        await core.deleteNamespacedSecret({ namespace: WATCHED, name: "helm-prom-creds" });
         const uninstalled = await shell(`helm uninstall canaryapp -n ${SYSTEM_NAMESPACE} --wait`, env);
         assert.match(uninstalled, /release "canaryapp" uninstalled/);
         await assert.rejects(
@@ -208,14 +128,14 @@ describe("helm install charts/canaryapp", () => {
   }
 
   test("the demo's story runs with the controller under the chart's ServiceAccount", { timeout: 300_000 }, async () => {
-    await notTerminating(SYSTEM_NAMESPACE);
+    await notTerminating(kc, SYSTEM_NAMESPACE);
     await shell(
       `helm install canaryapp ${CHART} --namespace ${SYSTEM_NAMESPACE} --create-namespace --wait --timeout 2m`,
       env,
     );
     const namespace = `helm-story-${Date.now().toString(36)}`;
     const controllerKubeconfig = join(scratch, "story.kubeconfig");
-    await serviceAccountKubeconfig(controllerKubeconfig);
+    await serviceAccountKubeconfig(kc, kubectl, controllerKubeconfig);
     let story: Environment | undefined;
     let recorder: StoryRecorder | undefined;
     try {

@@ -7,21 +7,21 @@
  * viewers use CanaryApps without another binding.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { AppsV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
-import { pino } from "pino";
-import type { CanaryApp } from "../src/api/types.js";
-import { startController, type RunningController } from "../src/app.js";
-import { loadConfig } from "../src/config.js";
+import { AppsV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { statusCodeOf } from "../src/kube/errors.js";
-import { RecordingObserver } from "../test/support/controller.js";
 import { canaryApps, testKubeConfig, testKubeConfigPath } from "../test/support/kube.js";
 import { deleteObjects, kustomize, type Manifest } from "../test/support/rbac.js";
 import { findRepoRoot } from "./cluster/toolchain.js";
 import { waitFor } from "./cluster/wait.js";
+import {
+  installedControllerRunsAnApp,
+  notTerminating,
+  SYSTEM_NAMESPACE,
+} from "../test/support/installed-controller.js";
 import { Kubectl, toolchainKubectl } from "./demo/kubectl.js";
 
 const kc = testKubeConfig();
@@ -29,46 +29,14 @@ const core = kc.makeApiClient(CoreV1Api);
 const apps = kc.makeApiClient(AppsV1Api);
 const kubectl = new Kubectl(toolchainKubectl(), testKubeConfigPath());
 const repoRoot = findRepoRoot();
-const SYSTEM_NAMESPACE = "canaryapp-system";
-const SERVICE_ACCOUNT = "canaryapp-controller";
 /** The namespace config/namespaced watches. */
 const WATCHED = "team-a";
 
-/** Waits out a namespace of that name still being deleted by an earlier test. */
-async function notTerminating(name: string): Promise<void> {
-  await waitFor(
-    `Namespace ${name}: not Terminating`,
-    () =>
-      core.readNamespace({ name }).then(
-        (ns) => (ns.status?.phase === "Terminating" ? undefined : true),
-        (err: unknown) => (statusCodeOf(err) === 404 ? true : undefined),
-      ),
-    { timeoutMs: 90_000, intervalMs: 250 },
-  );
-}
-
 async function ensureNamespace(name: string): Promise<void> {
-  await notTerminating(name);
+  await notTerminating(kc, name);
   await core.createNamespace({ body: { metadata: { name } } }).catch((err: unknown) => {
     if (statusCodeOf(err) !== 409) throw err;
   });
-}
-
-/** A kubeconfig that authenticates as the mode's ServiceAccount, with a token from the TokenRequest API. */
-async function serviceAccountKubeconfig(path: string): Promise<void> {
-  const token = (
-    await kubectl.run(["-n", SYSTEM_NAMESPACE, "create", "token", SERVICE_ACCOUNT, "--duration=1h"])
-  ).trim();
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error("the test kubeconfig has no current cluster");
-  const sa = new KubeConfig();
-  sa.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: SERVICE_ACCOUNT, token }],
-    contexts: [{ name: SERVICE_ACCOUNT, cluster: cluster.name, user: SERVICE_ACCOUNT }],
-    currentContext: SERVICE_ACCOUNT,
-  });
-  await writeFile(path, sa.exportConfig(), { mode: 0o600 });
 }
 
 const MODES = [
@@ -80,13 +48,11 @@ const MODES = [
 describe("install modes", () => {
   let scratch: string;
   let installed: Manifest[] = [];
-  let controller: RunningController | undefined;
 
   before(async () => {
     scratch = await mkdtemp(join(tmpdir(), "canaryapp-modes-"));
   });
   after(async () => {
-    await controller?.stop();
     await canaryApps(kc, WATCHED)
       .delete("modes")
       .catch(() => undefined);
@@ -104,7 +70,7 @@ describe("install modes", () => {
         timeout: 240_000,
       },
       async () => {
-        await notTerminating(SYSTEM_NAMESPACE);
+        await notTerminating(kc, SYSTEM_NAMESPACE);
         await ensureNamespace(WATCHED);
         const objects = await kustomize(kubectl, repoRoot, mode.dir);
         installed = objects;
@@ -135,61 +101,15 @@ describe("install modes", () => {
         assert.equal(env.find((e) => e.name === "WATCH_NAMESPACES")?.value, mode.namespaces || undefined);
 
         // The controller, with the ServiceAccount's token and the mode's namespaces, as the Deployment runs it.
-        const kubeconfig = join(scratch, `${mode.name}.kubeconfig`);
-        await serviceAccountKubeconfig(kubeconfig);
-        const config = loadConfig(
-          [
-            `--kubeconfig=${kubeconfig}`,
-            "--http-address=127.0.0.1:0",
-            `--lease-namespace=${SYSTEM_NAMESPACE}`,
-            `--lease-name=canaryapp-e2e-${mode.name}`,
-          ],
-          { WATCH_NAMESPACES: mode.namespaces },
-        );
-        controller = startController({ config, log: pino({ level: "silent" }), observer: new RecordingObserver() });
-
-        await core.createNamespacedSecret({
+        await installedControllerRunsAnApp({
+          kc,
+          kubectl,
+          scratch,
+          label: `e2e-${mode.name}`,
+          watchNamespaces: mode.namespaces,
           namespace: WATCHED,
-          body: {
-            metadata: { name: "prom-creds", labels: { "canaryapp.io/prometheus-credentials": "true" } },
-            stringData: { token: "not-used-until-a-rollout" },
-          },
+          app: "modes",
         });
-        const app = canaryApps(kc, WATCHED);
-        await app.create({
-          metadata: { name: "modes" },
-          spec: {
-            image: "registry.example.com/modes:v1",
-            imageListenPort: 8080,
-            replicas: 1,
-            testReplicas: 1,
-            prometheusURL: "http://prometheus.monitoring.svc:9090",
-            prometheus: { secretRef: { name: "prom-creds" } },
-          },
-        });
-        const status = await waitFor(
-          `${mode.name}: CanaryApp ${WATCHED}/modes Healthy`,
-          async () => {
-            const current: CanaryApp = await app.get("modes");
-            return current.status?.phase === "Healthy" ? current.status : undefined;
-          },
-          { timeoutMs: 90_000, intervalMs: 250 },
-        );
-        assert.equal(status.conditions?.find((c) => c.type === "InvalidSpec")?.status, "False");
-        assert.equal(controller.isLeader(), true, "the lease in canaryapp-system was taken");
-        const events = await core.listNamespacedEvent({
-          namespace: WATCHED,
-          fieldSelector: "involvedObject.kind=CanaryApp,involvedObject.name=modes",
-        });
-        assert.ok(
-          events.items.some((e) => e.reason === "Created"),
-          "the controller recorded Events",
-        );
-
-        await controller.stop();
-        controller = undefined;
-        await app.delete("modes");
-        await core.deleteNamespacedSecret({ namespace: WATCHED, name: "prom-creds" });
         await deleteObjects(
           kubectl,
           objects.filter((o) => o.kind !== "CustomResourceDefinition"),

@@ -15,18 +15,24 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, loadAllYaml, dumpYaml } from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, loadAllYaml, dumpYaml } from "@kubernetes/client-node";
 import type { CanaryApp } from "../src/api/types.js";
 import { statusCodeOf } from "../src/kube/errors.js";
 import { ISTIO_NETWORKING } from "../src/router/istio.js";
 import { childNames } from "../src/api/meta.js";
 import { findRepoRoot } from "./cluster/toolchain.js";
 import { waitFor } from "./cluster/wait.js";
+import {
+  notTerminating,
+  SERVICE_ACCOUNT,
+  serviceAccountKubeconfig,
+  SYSTEM_NAMESPACE,
+} from "../test/support/installed-controller.js";
 import { startEnvironment, type Environment } from "./demo/environment.js";
 import { Kubectl, toolchainKubectl } from "./demo/kubectl.js";
 import { StoryRecorder } from "./demo/recorder.js";
@@ -51,31 +57,12 @@ const repoRoot = findRepoRoot();
 const namespace = `story-${randomBytes(3).toString("hex")}`;
 /** More than the demo's 20/s, so that a few seconds at one weight hold enough requests to measure a share. */
 const RPS = 50;
-const SYSTEM_NAMESPACE = "canaryapp-system";
-const SERVICE_ACCOUNT = "canaryapp-controller";
 const KUSTOMIZE_APPLY = "kubectl kustomize config/default | kubectl apply --server-side -f -";
 
 /** The objects config/default makes, as its kustomize output lists them. */
 async function kustomizeObjects(): Promise<{ kind: string; metadata: { name: string; namespace?: string } }[]> {
   const text = await kubectl.run(["kustomize", join(repoRoot, "config", "default")]);
   return loadAllYaml(text) as { kind: string; metadata: { name: string; namespace?: string } }[];
-}
-
-/** A kubeconfig that authenticates as config/default's ServiceAccount, with a token from the TokenRequest API. */
-async function serviceAccountKubeconfig(path: string): Promise<void> {
-  const token = (
-    await kubectl.run(["-n", SYSTEM_NAMESPACE, "create", "token", SERVICE_ACCOUNT, "--duration=1h"])
-  ).trim();
-  const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error(`${kubeconfig}: no current cluster`);
-  const sa = new KubeConfig();
-  sa.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: SERVICE_ACCOUNT, token }],
-    contexts: [{ name: SERVICE_ACCOUNT, cluster: cluster.name, user: SERVICE_ACCOUNT }],
-    currentContext: SERVICE_ACCOUNT,
-  });
-  await writeFile(path, sa.exportConfig(), { mode: 0o600 });
 }
 
 /** A Prometheus query at `time` (unix seconds; now when absent). */
@@ -91,19 +78,6 @@ async function promQuery<T>(url: string, query: string, time?: number): Promise<
 async function promSum(url: string, query: string, time?: number): Promise<number> {
   const result = await promQuery<{ value: [number, string] }[]>(url, query, time);
   return result.reduce((sum, r) => sum + Number(r.value[1]), 0);
-}
-
-/** Waits out a namespace of that name still being deleted by an earlier test file. */
-async function notTerminating(name: string): Promise<void> {
-  await waitFor(
-    `Namespace ${name}: not Terminating`,
-    () =>
-      core.readNamespace({ name }).then(
-        (ns) => (ns.status?.phase === "Terminating" ? undefined : true),
-        (err: unknown) => (statusCodeOf(err) === 404 ? true : undefined),
-      ),
-    { timeoutMs: 60_000, intervalMs: 250 },
-  );
 }
 
 let systemApplied = false;
@@ -148,7 +122,7 @@ describe("config/default", () => {
       "ServiceAccount/canaryapp-controller",
     ]);
 
-    await notTerminating(SYSTEM_NAMESPACE);
+    await notTerminating(kc, SYSTEM_NAMESPACE);
     systemApplied = true;
     const applied = await kubectl.shell(KUSTOMIZE_APPLY, repoRoot);
     const lines = applied.trim().split("\n");
@@ -185,13 +159,13 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
       const started = Date.now();
       // The controller runs with exactly the permissions config/default grants it.
       if (!systemApplied) {
-        await notTerminating(SYSTEM_NAMESPACE);
+        await notTerminating(kc, SYSTEM_NAMESPACE);
         systemApplied = true;
         await kubectl.shell(KUSTOMIZE_APPLY, repoRoot);
       }
       scratch = await mkdtemp(join(tmpdir(), "canaryapp-story-"));
       const controllerKubeconfig = join(scratch, "controller-kubeconfig");
-      await serviceAccountKubeconfig(controllerKubeconfig);
+      await serviceAccountKubeconfig(kc, kubectl, controllerKubeconfig);
       env = await startEnvironment({ namespace, kubeconfig, controllerKubeconfig, rps: RPS }).catch((err: unknown) => {
         passed = false;
         throw err;
