@@ -92,7 +92,7 @@ export function handlePromote(ctx: PlanContext, canary: CanaryState): void {
   const facts = testFacts(ctx, canary);
   consume(ctx, ANNOTATIONS.promote);
   if (promotionDue(facts) === "PromotedManually") {
-    const message = `promoted on request (${ANNOTATIONS.promote}) at ${stepLabel(ctx, canary)}`;
+    const message = `promoted on request (${ANNOTATIONS.promote}) ${stepLabel(ctx, canary)}`;
     enterPromoting(ctx, canary, "PromotedManually", message);
     emit(ctx, "Normal", "PromotedManually", `promoting ${canary.image} to the primary: ${message}`);
     return;

@@ -98,6 +98,9 @@ describe("promote now", () => {
       assert.deepEqual(reasons(p), ["PromotedManually"]);
       assert.deepEqual(p.removeAnnotations, [ANNOTATIONS.promote]);
       assert.equal(p.status.canary?.outcome?.reason, "PromotedManually");
+      const message = p.status.canary?.outcome?.message ?? "";
+      assert.match(message, step < 0 ? / before the first step$/ : / at step \d of \d$/);
+      assert.doesNotMatch(message, /at at|at before/);
     });
   }
 
