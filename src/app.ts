@@ -21,6 +21,10 @@ import type { KindInfo } from "./kube/kinds.js";
 import { CANARY_APPS, CHILD_KINDS } from "./kube/kinds.js";
 import { ProviderPool } from "./metrics/factory.js";
 import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
+import { analysisByMode } from "./metrics/judges.js";
+import { allowsUrl } from "./metrics/url-policy.js";
+import { webhookAnalysis, webhookDeadlineMs, webhookRefusal } from "./metrics/webhook-analysis.js";
+import { DEFAULT_WEBHOOK_TIMEOUT_SECONDS } from "./rollout/checks.js";
 import { appsUsingSecret, prometheusAccess } from "./metrics/access.js";
 import { credentialSecretsInformer } from "./kube/credential-secrets.js";
 import { istioRouter } from "./router/istio.js";
@@ -102,24 +106,32 @@ export function startController({
     writer: clusterWriter(clients, wrote),
     events: eventSink(new EventRecorder({ client: eventClientFor(clients.core), log }), wrote),
     analyses: new AnalysisRuns({
-      provider: prometheusAnalysis({
-        defaults: {
-          prometheusURL: config.defaultPrometheusURL,
-          log: log.child({ component: "prometheus" }),
-          vet: access.vet,
-          allowRedirect: access.allowRedirect,
-        },
-        readSecret: access.readSecret,
-        pool: new ProviderPool(),
-      }),
+      // Webhook checks (rollout webhooks, gates) go to their URLs; every other check is PromQL.
+      provider: analysisByMode(
+        { webhook: webhookAnalysis({ allowsUrl: (url) => allowsUrl(access.policy, url) }) },
+        prometheusAnalysis({
+          defaults: {
+            prometheusURL: config.defaultPrometheusURL,
+            log: log.child({ component: "prometheus" }),
+            vet: access.vet,
+            allowRedirect: access.allowRedirect,
+          },
+          readSecret: access.readSecret,
+          pool: new ProviderPool(),
+        }),
+      ),
       // The controller exists by the time any analysis ends.
       requeue: (key) => controller.queue.add(key),
       hostOf: (app) => prometheusHost(app.spec.prometheusURL ?? config.defaultPrometheusURL),
-      deadlineMs: (app) => (app.spec.prometheus?.timeoutSeconds ?? DEFAULTS.prometheusTimeoutSeconds) * 1000,
+      deadlineMs: (app) =>
+        Math.max(
+          (app.spec.prometheus?.timeoutSeconds ?? DEFAULTS.prometheusTimeoutSeconds) * 1000,
+          webhookDeadlineMs(app, DEFAULT_WEBHOOK_TIMEOUT_SECONDS),
+        ),
       clock,
       log: log.child({ component: "analysis" }),
     }),
-    vetPrometheus: access.vet,
+    vetPrometheus: (app) => access.vet(app) ?? webhookRefusal(app, (url) => allowsUrl(access.policy, url)),
     router: istioRouter,
     workload: deploymentTarget,
     observer,

@@ -46,6 +46,8 @@ export function analysisStep(app: CanaryApp, checks: readonly RenderedCheck[]): 
     canary?.stage ?? null,
     canary?.step ?? null,
     canary?.stepStartedAt ?? null,
+    // A gate held by a webhook is asked again later: each ask is a run of its own.
+    canary?.gates?.waiting?.checkedAt ?? null,
     checks,
   ]);
 }
