@@ -25,6 +25,8 @@ import { analysisByMode } from "./metrics/judges.js";
 import { allowsUrl } from "./metrics/url-policy.js";
 import { webhookAnalysis, webhookDeadlineMs, webhookRefusal } from "./metrics/webhook-analysis.js";
 import { DEFAULT_WEBHOOK_TIMEOUT_SECONDS } from "./rollout/checks.js";
+import { NotificationDeliveries } from "./notify/deliveries.js";
+import { hasReceivers, noticeSender } from "./notify/sender.js";
 import { appsUsingSecret, prometheusAccess } from "./metrics/access.js";
 import { credentialSecretsInformer } from "./kube/credential-secrets.js";
 import { istioRouter } from "./router/istio.js";
@@ -131,6 +133,20 @@ export function startController({
       clock,
       log: log.child({ component: "analysis" }),
     }),
+    notices: {
+      deliveries: new NotificationDeliveries({
+        send: noticeSender({
+          readSecret: access.readSecret,
+          allowsUrl: (url) => allowsUrl(access.policy, url),
+          controllerURL: config.notificationURL,
+          log: log.child({ component: "notifications" }),
+        }),
+        requeue: (key) => controller.queue.add(key),
+        clock,
+        log: log.child({ component: "notifications" }),
+      }),
+      enabled: (app) => hasReceivers(app, config.notificationURL),
+    },
     vetPrometheus: (app) => access.vet(app) ?? webhookRefusal(app, (url) => allowsUrl(access.policy, url)),
     router: istioRouter,
     workload: deploymentTarget,

@@ -299,6 +299,43 @@ export interface CanaryAppStatus {
   lastPromotion?: { image: string; time: string };
   /** Images whose test failed, newest first, bounded. */
   failedImages?: FailedImage[];
+  /** The notifications of this app not yet delivered (its outbox), when it has somewhere to send them. */
+  notifications?: NotificationOutbox;
+}
+
+/**
+ * What is to be said about an app: notices are added with the status transition that calls for them (so
+ * a controller killed before sending still finds them), and removed once delivered.
+ */
+export interface NotificationOutbox {
+  /** The sequence number of the last notice added. */
+  seq: number;
+  /** The highest sequence number delivered. */
+  delivered: number;
+  /** Notices not yet delivered, oldest first. */
+  pending: Notice[];
+}
+
+/** What a notice tells. */
+export type NoticeEvent = "TestStarted" | "Promoted" | "RolledBack" | "FailedImageSkipped" | "Failure";
+
+/** One notification, as delivered to every target. */
+export interface Notice {
+  seq: number;
+  /** The same for every delivery of this notice (the app's uid and seq): receivers drop repeats by it. */
+  idempotencyKey: string;
+  event: NoticeEvent;
+  time: string;
+  /** The image tested (or skipped). */
+  image?: string;
+  /** The image the primary runs. */
+  primaryImage?: string;
+  /** Why (RolledBack: AnalysisFailed, ProgressDeadlineExceeded…; Failure: ChildRejected…). */
+  reason?: string;
+  message: string;
+  metric?: string;
+  value?: number;
+  query?: string;
 }
 
 export type CanaryStage =
