@@ -105,7 +105,11 @@ export function startController({
   const wrote: WriteObserver = (kind, verb) => observer.wrote(kind, verb);
   const reconciler = new CanaryReconciler({
     caches,
-    writer: clusterWriter(clients, wrote),
+    writer: clusterWriter(
+      clients,
+      wrote,
+      metrics ? (kind, verb, seconds, ok) => metrics.observeApiRequest(kind, verb, seconds, ok) : undefined,
+    ),
     events: eventSink(new EventRecorder({ client: eventClientFor(clients.core), log }), wrote),
     analyses: new AnalysisRuns({
       // Webhook checks (rollout webhooks, gates) go to their URLs; every other check is PromQL.

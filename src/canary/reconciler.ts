@@ -176,6 +176,7 @@ export class CanaryReconciler {
     this.deps.observer.analysisRan(
       app,
       state.results.every((m) => m.passed),
+      state.results,
     );
     log.info({ metrics: state.results }, "analysis ran");
     return state.results;
