@@ -43,8 +43,8 @@ export interface QueryCheck {
 }
 
 /**
- * Every kind of check an analysis runs. Today a query is the only kind; a new judge (a webhook, a
- * comparison of primary and secondary) adds its kind to this union, and its provider beside Prometheus's.
+ * Every kind of check an analysis runs: a query, or a webhook (mode "webhook", its URL as `query`). A new
+ * judge adds its mode, and its provider beside Prometheus's and the webhooks' (metrics/judges.ts).
  */
 export type AnalysisCheck = QueryCheck;
 
