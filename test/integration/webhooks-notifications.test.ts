@@ -56,7 +56,10 @@ describe("webhooks and notifications", () => {
       const name = "told";
       await notificationSecret(env, "told-hook", `${receiver.url}/notify/${name}`);
       const spec: CanaryAppSpec = {
-        ...appSpec(env, name, { maxWeight: 20 }),
+        ...appSpec(env, name, {
+          maxWeight: 20,
+          webhooks: [{ name: "audit", type: "post-rollout", url: `${receiver.url}/post/${name}` }],
+        }),
         notifications: [{ type: "generic", secretRef: { name: "told-hook" } }],
       };
       const recorder = await deployApp(env, name, spec);
@@ -95,6 +98,15 @@ describe("webhooks and notifications", () => {
         return app.status?.notifications?.pending.length === 0 ? app.status : undefined;
       });
       assert.equal(status.notifications?.delivered, 4);
+      // The post-rollout webhook was told how each test ended, through the same outbox.
+      const told = receiver.notices(`/post/${name}`);
+      assert.deepEqual(
+        told.map((n) => [n["type"], n["event"], n["reason"] ?? null]),
+        [
+          ["post-rollout", "Promoted", null],
+          ["post-rollout", "RolledBack", "AnalysisFailed"],
+        ],
+      );
     },
   );
 
