@@ -376,6 +376,38 @@ describe("the decisions never contradict each other", () => {
   });
 });
 
+describe("the decisions never contradict each other, gates included", () => {
+  test("at most one of step, promotion, gate, webhook gate and rollback is due for any facts", () => {
+    const stages = ["WaitingForSecondary", "Stepping", "AwaitingPromotion", "Promoting"] as const;
+    const pendings = [[], ["confirm-rollout", "pre-rollout"], ["pre-rollout"], ["confirm-promotion"]] as const;
+    const bools = [false, true];
+    let seen = 0;
+    for (const stage of stages)
+      for (const step of [-1, 4])
+        for (const verdict of [undefined, PASSED, FAILED])
+          for (const pendingGates of pendings)
+            for (const paused of bools)
+              for (const secondaryReady of bools)
+                for (const readinessChanged of bools)
+                  for (const manualPromotion of bools) {
+                    const f = facts(
+                      { stage, step, paused, secondaryReady, manualPromotion, pendingGates },
+                      { readinessChanged, ...(verdict ? { verdict } : {}) },
+                    );
+                    const due = [
+                      stepDue(f) !== undefined,
+                      promotionDue(f) !== undefined,
+                      promotionGateReached(f),
+                      gateDue(f) !== undefined,
+                      rollbackDue(f) !== undefined,
+                    ].filter(Boolean).length;
+                    assert.ok(due <= 1, JSON.stringify(f));
+                    seen += 1;
+                  }
+    assert.equal(seen, 4 * 2 * 3 * 4 * 2 ** 4);
+  });
+});
+
 describe("no evidence: when does waiting for it end?", () => {
   const NO_TRAFFIC: Verdict = {
     kind: "inconclusive",
