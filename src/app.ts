@@ -21,6 +21,12 @@ import type { KindInfo } from "./kube/kinds.js";
 import { CANARY_APPS, CHILD_KINDS } from "./kube/kinds.js";
 import { ProviderPool } from "./metrics/factory.js";
 import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
+import { analysisByMode } from "./metrics/judges.js";
+import { allowsUrl } from "./metrics/url-policy.js";
+import { webhookAnalysis, webhookDeadlineMs, webhookRefusal } from "./metrics/webhook-analysis.js";
+import { DEFAULT_WEBHOOK_TIMEOUT_SECONDS } from "./rollout/checks.js";
+import { NotificationDeliveries } from "./notify/deliveries.js";
+import { hasReceivers, noticeSender } from "./notify/sender.js";
 import { appsUsingSecret, prometheusAccess } from "./metrics/access.js";
 import { credentialSecretsInformer } from "./kube/credential-secrets.js";
 import { istioRouter } from "./router/istio.js";
@@ -99,27 +105,53 @@ export function startController({
   const wrote: WriteObserver = (kind, verb) => observer.wrote(kind, verb);
   const reconciler = new CanaryReconciler({
     caches,
-    writer: clusterWriter(clients, wrote),
+    writer: clusterWriter(
+      clients,
+      wrote,
+      metrics ? (kind, verb, seconds, ok) => metrics.observeApiRequest(kind, verb, seconds, ok) : undefined,
+    ),
     events: eventSink(new EventRecorder({ client: eventClientFor(clients.core), log }), wrote),
     analyses: new AnalysisRuns({
-      provider: prometheusAnalysis({
-        defaults: {
-          prometheusURL: config.defaultPrometheusURL,
-          log: log.child({ component: "prometheus" }),
-          vet: access.vet,
-          allowRedirect: access.allowRedirect,
-        },
-        readSecret: access.readSecret,
-        pool: new ProviderPool(),
-      }),
+      // Webhook checks (rollout webhooks, gates) go to their URLs; every other check is PromQL.
+      provider: analysisByMode(
+        { webhook: webhookAnalysis({ allowsUrl: (url) => allowsUrl(access.policy, url) }) },
+        prometheusAnalysis({
+          defaults: {
+            prometheusURL: config.defaultPrometheusURL,
+            log: log.child({ component: "prometheus" }),
+            vet: access.vet,
+            allowRedirect: access.allowRedirect,
+          },
+          readSecret: access.readSecret,
+          pool: new ProviderPool(),
+        }),
+      ),
       // The controller exists by the time any analysis ends.
       requeue: (key) => controller.queue.add(key),
       hostOf: (app) => prometheusHost(app.spec.prometheusURL ?? config.defaultPrometheusURL),
-      deadlineMs: (app) => (app.spec.prometheus?.timeoutSeconds ?? DEFAULTS.prometheusTimeoutSeconds) * 1000,
+      deadlineMs: (app) =>
+        Math.max(
+          (app.spec.prometheus?.timeoutSeconds ?? DEFAULTS.prometheusTimeoutSeconds) * 1000,
+          webhookDeadlineMs(app, DEFAULT_WEBHOOK_TIMEOUT_SECONDS),
+        ),
       clock,
       log: log.child({ component: "analysis" }),
     }),
-    vetPrometheus: access.vet,
+    notices: {
+      deliveries: new NotificationDeliveries({
+        send: noticeSender({
+          readSecret: access.readSecret,
+          allowsUrl: (url) => allowsUrl(access.policy, url),
+          controllerURL: config.notificationURL,
+          log: log.child({ component: "notifications" }),
+        }),
+        requeue: (key) => controller.queue.add(key),
+        clock,
+        log: log.child({ component: "notifications" }),
+      }),
+      enabled: (app) => hasReceivers(app, config.notificationURL),
+    },
+    vetPrometheus: (app) => access.vet(app) ?? webhookRefusal(app, (url) => allowsUrl(access.policy, url)),
     router: istioRouter,
     workload: deploymentTarget,
     observer,

@@ -15,6 +15,8 @@ export interface Config {
   defaultPrometheusURL: string | undefined;
   /** Where an app's Prometheus may be (metrics/url-policy.ts); undefined means the default policy. */
   prometheusURLPolicy: string[] | undefined;
+  /** A generic JSON receiver told about every app's tests (besides each app's own notifications). */
+  notificationURL: string | undefined;
   logLevel: string;
 }
 
@@ -66,6 +68,11 @@ export const OPTIONS = {
     env: "PROMETHEUS_URL_POLICY",
     help: `where apps' Prometheus may be: comma-separated URL prefixes, hosts, *.suffix, or * for anywhere (default ${DEFAULT_URL_POLICY.join(",")}; the --prometheus-url is always allowed)`,
   },
+  notificationURL: {
+    flag: "notification-url",
+    env: "NOTIFICATION_URL",
+    help: "a generic JSON webhook told when any app's test starts, is promoted or rolled back (default: none)",
+  },
   logLevel: { flag: "log-level", env: "LOG_LEVEL", help: "trace, debug, info, warn, error (default info)" },
 } as const satisfies Record<string, Option>;
 
@@ -89,6 +96,10 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     if (!(err instanceof UrlPolicyError)) throw err;
     throw new ConfigError(`--${OPTIONS.prometheusURLPolicy.flag}: ${err.message}`);
   }
+  const notificationURL = read(OPTIONS.notificationURL);
+  if (notificationURL !== undefined && !/^https?:\/\/[^\s/]+/.test(notificationURL)) {
+    throw new ConfigError(`--${OPTIONS.notificationURL.flag}: "${notificationURL}" is not an http(s) URL`);
+  }
   const logLevel = read(OPTIONS.logLevel) ?? "info";
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`--${OPTIONS.logLevel.flag}: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
@@ -109,6 +120,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     },
     defaultPrometheusURL: prometheusURL,
     prometheusURLPolicy,
+    notificationURL,
     logLevel,
   };
 }

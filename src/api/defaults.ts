@@ -6,6 +6,7 @@ import type {
   PodSettings,
   PrometheusConnection,
   ServiceSpec,
+  WebhookSpec,
 } from "./types.js";
 
 /** The spec with every default filled: what the controller reasons about. Mirrors the CRD's schema defaults. */
@@ -41,6 +42,8 @@ export interface ResolvedAnalysis {
   inconclusiveLimit: number;
   /** The comparison with the primary, when the spec asks for one. */
   compare: Required<CompareSpec> | undefined;
+  /** The webhooks of the test, in the spec's order. */
+  webhooks: WebhookSpec[];
 }
 
 export const DEFAULTS = {
@@ -122,6 +125,7 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
               errorMarginPercent: analysis.compare.errorMarginPercent ?? DEFAULTS.compareErrorMarginPercent,
               latencyRatioMax: analysis.compare.latencyRatioMax ?? DEFAULTS.compareLatencyRatioMax,
             },
+      webhooks: analysis?.webhooks ?? [],
     },
     drainSeconds: spec.drainSeconds ?? DEFAULTS.drainSeconds,
     autoscalerRef: spec.autoscalerRef,

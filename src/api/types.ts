@@ -94,6 +94,8 @@ export interface CanaryAppSpec {
   autoscalerRef?: { name: string };
   service?: ServiceSpec;
   pod?: PodSettings;
+  /** Where to say that a test started, was promoted, rolled back, or an image was skipped. */
+  notifications?: NotificationSpec[];
 }
 
 export interface PrometheusConnection {
@@ -145,6 +147,40 @@ export interface AnalysisSpec {
    * bounded ratio), on Istio's metrics. Present (even `{}`) to turn it on.
    */
   compare?: CompareSpec;
+  /**
+   * Webhooks called during the test (Flagger's kinds): gates that must answer 2xx before the test moves on
+   * (`confirm-rollout` before the first step, `confirm-promotion` before promotion), `pre-rollout` once before
+   * any traffic (a failure rolls back), `rollout` at every step, judged with the metrics, and `post-rollout`
+   * after the test ended (informational).
+   */
+  webhooks?: WebhookSpec[];
+}
+
+/** When a webhook is called (see AnalysisSpec.webhooks). */
+export type WebhookType = "confirm-rollout" | "pre-rollout" | "rollout" | "confirm-promotion" | "post-rollout";
+
+export interface WebhookSpec {
+  /** Shown in status, conditions and events. */
+  name: string;
+  type: WebhookType;
+  /** http(s) URL, POSTed a JSON payload; it must be allowed by the controller's URL policy. */
+  url: string;
+  /** Timeout of one call. Default 10. */
+  timeoutSeconds?: number;
+  /** Calls after the first when one fails (no answer, or not 2xx). Default 0. */
+  retries?: number;
+  /** Sent as is in the payload's `metadata`. */
+  metadata?: Record<string, string>;
+}
+
+/** Where a notification goes (see CanaryAppSpec.notifications). */
+export type NotificationType = "generic" | "slack" | "teams";
+
+export interface NotificationSpec {
+  /** `generic`: the JSON payload as is; `slack`, `teams`: a message formatted for their incoming webhooks. */
+  type: NotificationType;
+  /** A Secret in the app's namespace, labelled as a canaryapp credential, whose `key` (default `url`) holds the URL. */
+  secretRef: { name: string; key?: string };
 }
 
 export interface CompareSpec {
@@ -263,6 +299,43 @@ export interface CanaryAppStatus {
   lastPromotion?: { image: string; time: string };
   /** Images whose test failed, newest first, bounded. */
   failedImages?: FailedImage[];
+  /** The notifications of this app not yet delivered (its outbox), when it has somewhere to send them. */
+  notifications?: NotificationOutbox;
+}
+
+/**
+ * What is to be said about an app: notices are added with the status transition that calls for them (so
+ * a controller killed before sending still finds them), and removed once delivered.
+ */
+export interface NotificationOutbox {
+  /** The sequence number of the last notice added. */
+  seq: number;
+  /** The highest sequence number delivered. */
+  delivered: number;
+  /** Notices not yet delivered, oldest first. */
+  pending: Notice[];
+}
+
+/** What a notice tells. */
+export type NoticeEvent = "TestStarted" | "Promoted" | "RolledBack" | "FailedImageSkipped" | "Failure";
+
+/** One notification, as delivered to every target. */
+export interface Notice {
+  seq: number;
+  /** The same for every delivery of this notice (the app's uid and seq): receivers drop repeats by it. */
+  idempotencyKey: string;
+  event: NoticeEvent;
+  time: string;
+  /** The image tested (or skipped). */
+  image?: string;
+  /** The image the primary runs. */
+  primaryImage?: string;
+  /** Why (RolledBack: AnalysisFailed, ProgressDeadlineExceeded…; Failure: ChildRejected…). */
+  reason?: string;
+  message: string;
+  metric?: string;
+  value?: number;
+  query?: string;
 }
 
 export type CanaryStage =
@@ -303,8 +376,27 @@ export interface CanaryState {
   failedChecks: number;
   /** The last analysis, with every metric's value. */
   lastAnalysis?: AnalysisRecord;
+  /** The gate webhooks (confirm-rollout, pre-rollout, confirm-promotion) and what they answered. */
+  gates?: GateRecord;
   /** For RollingBack/Finalising: why the test ended. */
   outcome?: { result: "Promoted" | "Failed" | "Aborted" | "Superseded"; reason: string; message: string };
+}
+
+/** The gates of one test. */
+export interface GateRecord {
+  /** Gate types that answered 2xx in this test; they are not asked again. */
+  passed?: WebhookType[];
+  /** The gate the test waits at, when one did not answer 2xx. */
+  waiting?: {
+    type: WebhookType;
+    /** The webhook that did not answer 2xx. */
+    name: string;
+    message: string;
+    /** When the test began to wait at it. */
+    since: string;
+    /** When it was last asked; it is asked again one analysis interval later. */
+    checkedAt: string;
+  };
 }
 
 /** Analyses in a row that reached no verdict. */
@@ -335,8 +427,8 @@ export interface MetricResult {
   /** Why it failed (or "ok"), e.g. "NoData", "QueryFailed", "AboveMax", "BelowMin", "NonEmptyResult". */
   reason: string;
   message?: string;
-  /** What kind of check gave it: "traffic" (the evidence), "seed", "threshold" or "compare". */
-  kind?: "traffic" | "seed" | "threshold" | "compare";
+  /** What kind of check gave it: "traffic" (the evidence), "seed", "threshold", "compare" or "webhook". */
+  kind?: "traffic" | "seed" | "threshold" | "compare" | "webhook";
   /** The figures a comparison stands on: requests, errors, ratios, z, p99s. */
   figures?: Record<string, number>;
   /** The query as it was run (rendered). */

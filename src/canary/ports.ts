@@ -1,4 +1,4 @@
-import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import type { PlannedEvent } from "../rollout/types.js";
 import type { ChildObject, ChildRef } from "../resources/children.js";
 import type { ExistingObject } from "../resources/ownership.js";
@@ -47,7 +47,8 @@ export interface EventSink {
 export interface ReconcileObserver {
   appObserved(app: CanaryApp, status: CanaryAppStatus): void;
   appRemoved(namespace: string, name: string): void;
-  analysisRan(app: CanaryApp, passed: boolean): void;
+  /** An analysis (or a gate's webhooks) ran; `results` are its checks as judged. */
+  analysisRan(app: CanaryApp, passed: boolean, results?: readonly MetricResult[]): void;
   eventRecorded(app: CanaryApp, event: PlannedEvent): void;
   /** Every write the controller makes to the API server (apply, delete, status, annotations, events). */
   wrote(kind: string, verb: "apply" | "delete" | "status" | "annotate" | "event"): void;

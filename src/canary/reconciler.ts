@@ -12,7 +12,11 @@ import type { WorkloadTarget } from "../workload/workload.js";
 import type { RenderedCheck } from "../rollout/checks.js";
 import type { Planning } from "../rollout/planner.js";
 import { startPlan } from "../rollout/planner.js";
-import { childrenApplied, statusEqual } from "../rollout/reported.js";
+import { CHILDREN_APPLIED, childrenApplied, statusEqual } from "../rollout/reported.js";
+import { timestamp } from "../rollout/time.js";
+import type { NotificationDeliveries } from "../notify/deliveries.js";
+import type { ReconcileFailure } from "../notify/outbox.js";
+import { withNotices } from "../notify/outbox.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
 import type { AnalysisRuns } from "./analysis-runs.js";
 import { observe } from "./observe.js";
@@ -30,6 +34,11 @@ export interface ReconcilerDeps {
   observer: ReconcileObserver;
   log: Logger;
   clock: Clock;
+  /**
+   * Notifications: which apps have receivers (their status keeps an outbox of notices), and the deliveries
+   * that run off the work queue. Absent: no app is notified.
+   */
+  notices?: { deliveries: NotificationDeliveries; enabled(app: CanaryApp): boolean };
   /** Why the app's Prometheus may not be queried (its Secret or URL is refused); checked before each plan. */
   vetPrometheus?: (app: CanaryApp) => { reason: string; message: string } | undefined;
 }
@@ -46,6 +55,8 @@ export function analysisStep(app: CanaryApp, checks: readonly RenderedCheck[]): 
     canary?.stage ?? null,
     canary?.step ?? null,
     canary?.stepStartedAt ?? null,
+    // A gate held by a webhook is asked again later: each ask is a run of its own.
+    canary?.gates?.waiting?.checkedAt ?? null,
     checks,
   ]);
 }
@@ -99,7 +110,7 @@ export class CanaryReconciler {
       now,
     });
     if (planning.kind === "invalid") {
-      await this.record(app, planning.plan, key, log);
+      await this.record(app, planning.plan, key, log, now);
       return this.finish(app);
     }
     let plan: Plan;
@@ -110,9 +121,19 @@ export class CanaryReconciler {
       if (results === undefined) return this.finish(app);
       plan = planning.complete(results);
     }
-    await this.record(app, plan, key, log);
+    await this.record(app, plan, key, log, now);
     const rejection = await this.actOrRejection(app, planning.spec, plan, log);
-    await this.persist(app, childrenApplied(app.status ?? {}, rejection?.message, now), key);
+    await this.persist(
+      app,
+      this.noticed(
+        app,
+        childrenApplied(app.status ?? {}, rejection?.message, now),
+        now,
+        [],
+        this.newRejection(app, rejection),
+      ),
+      key,
+    );
     if (rejection !== undefined) {
       // Retrying cannot help until the spec changes, and a spec change reconciles again by itself; an object
       // in the way that is not ours may be handed over with an annotation on it, which no watch of ours sees.
@@ -131,6 +152,7 @@ export class CanaryReconciler {
       // Deleted: the garbage collector removes the children through their owner references.
       this.deps.observer.appRemoved(namespace, name);
       this.deps.analyses.forget(key);
+      this.deps.notices?.deliveries.forget(key);
       return undefined;
     }
     if (cached.metadata.deletionTimestamp) return undefined;
@@ -154,6 +176,7 @@ export class CanaryReconciler {
     this.deps.observer.analysisRan(
       app,
       state.results.every((m) => m.passed),
+      state.results,
     );
     log.info({ metrics: state.results }, "analysis ran");
     return state.results;
@@ -165,12 +188,48 @@ export class CanaryReconciler {
     plan: { status: CanaryAppStatus; events: PlannedEvent[] },
     key: string,
     log: Logger,
+    now: Date,
   ): Promise<void> {
-    await this.persist(app, plan.status, key);
+    await this.persist(app, this.noticed(app, plan.status, now, plan.events), key);
     for (const event of plan.events) await this.emit(app, event, log);
   }
 
+  /**
+   * `status` with the app's outbox brought up to date (notices for `events` and `failure` added, those
+   * delivered removed), when the app has receivers; written with the status, before anything is sent.
+   */
+  private noticed(
+    app: CanaryApp,
+    status: CanaryAppStatus,
+    now: Date,
+    events: readonly PlannedEvent[],
+    failure?: ReconcileFailure,
+  ): CanaryAppStatus {
+    const notices = this.deps.notices;
+    if (notices === undefined || !notices.enabled(app)) return status;
+    const key = `${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`;
+    return withNotices(app, app.status ?? {}, status, {
+      events,
+      ...(failure !== undefined ? { failure } : {}),
+      delivered: notices.deliveries.delivered(key),
+      at: timestamp(now),
+    });
+  }
+
+  /** A rejection of a child that the status did not name yet: one notice per new rejection. */
+  private newRejection(
+    app: CanaryApp,
+    rejection: { reason: string; message: string } | undefined,
+  ): ReconcileFailure | undefined {
+    if (rejection === undefined) return undefined;
+    const named = app.status?.conditions?.some(
+      (c) => c.type === CHILDREN_APPLIED && c.status === "False" && c.message === rejection.message,
+    );
+    return named === true ? undefined : rejection;
+  }
+
   private finish(app: CanaryApp, requeueAfterSeconds?: number): ReconcileResult {
+    this.deps.notices?.deliveries.deliver(`${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`, app);
     this.deps.observer.appObserved(app, app.status ?? {});
     return requeueAfterSeconds === undefined ? {} : { requeueAfterMs: requeueAfterSeconds * 1000 };
   }

@@ -15,35 +15,60 @@ import { CANARY_APPS } from "./kinds.js";
 /** Told of every write the controller makes (for its metrics). */
 export type WriteObserver = (kind: string, verb: "apply" | "delete" | "status" | "annotate" | "event") => void;
 
+/** Told how long each request to the API server took (for its metrics). */
+export type RequestObserver = (kind: string, verb: string, seconds: number, ok: boolean) => void;
+
+/** Runs one request, telling `took` how long it took and whether it succeeded. */
+async function timed<T>(
+  took: RequestObserver | undefined,
+  kind: string,
+  verb: string,
+  request: () => Promise<T>,
+): Promise<T> {
+  const start = performance.now();
+  let ok = false;
+  try {
+    const result = await request();
+    ok = true;
+    return result;
+  } finally {
+    took?.(kind, verb, (performance.now() - start) / 1000, ok);
+  }
+}
+
 /** Writes children and the CanaryApp's status and annotations (see ClusterWriter). */
-export function clusterWriter(clients: KubeClients, wrote: WriteObserver) {
+export function clusterWriter(clients: KubeClients, wrote: WriteObserver, took?: RequestObserver) {
   return {
     async apply(object: KubernetesObject & { kind: string }): Promise<void> {
       wrote(object.kind, "apply");
-      await serverSideApply(clients.objects, object);
+      await timed(took, object.kind, "apply", () => serverSideApply(clients.objects, object));
     },
     async remove(ref: ObjectRef): Promise<void> {
       wrote(ref.kind, "delete");
-      await deleteIfExists(clients.objects, ref);
+      await timed(took, ref.kind, "delete", () => deleteIfExists(clients.objects, ref));
     },
     async replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<string | undefined> {
       wrote(KIND, "status");
       const { name = "", namespace = "", resourceVersion } = app.metadata;
-      const updated = await patchStatus(
-        clients.customObjects,
-        { group: CANARY_APPS.group, version: CANARY_APPS.version, plural: CANARY_APPS.plural, namespace, name },
-        status,
-        { previous: app.status ?? {}, ...(resourceVersion ? { resourceVersion } : {}) },
+      const updated = await timed(took, KIND, "status", () =>
+        patchStatus(
+          clients.customObjects,
+          { group: CANARY_APPS.group, version: CANARY_APPS.version, plural: CANARY_APPS.plural, namespace, name },
+          status,
+          { previous: app.status ?? {}, ...(resourceVersion ? { resourceVersion } : {}) },
+        ),
       );
       return resourceVersionOf(updated);
     },
     async read(ref: ObjectRef): Promise<KubernetesObject | undefined> {
       try {
-        return await clients.objects.read({
-          apiVersion: ref.apiVersion,
-          kind: ref.kind,
-          metadata: { name: ref.name, namespace: ref.namespace },
-        });
+        return await timed(took, ref.kind, "read", () =>
+          clients.objects.read({
+            apiVersion: ref.apiVersion,
+            kind: ref.kind,
+            metadata: { name: ref.name, namespace: ref.namespace },
+          }),
+        );
       } catch (error) {
         if (isNotFound(error)) return undefined;
         throw toError(error, `${ref.kind} ${ref.namespace ?? ""}/${ref.name}: read`);
@@ -52,10 +77,12 @@ export function clusterWriter(clients: KubeClients, wrote: WriteObserver) {
     async removeAnnotations(app: CanaryApp, keys: string[]): Promise<void> {
       wrote(KIND, "annotate");
       const { name = "", namespace } = app.metadata;
-      await patchMetadataAnnotations(
-        clients.objects,
-        { apiVersion: API_VERSION, kind: KIND, name, namespace },
-        Object.fromEntries(keys.map((k) => [k, null])),
+      await timed(took, KIND, "annotate", () =>
+        patchMetadataAnnotations(
+          clients.objects,
+          { apiVersion: API_VERSION, kind: KIND, name, namespace },
+          Object.fromEntries(keys.map((k) => [k, null])),
+        ),
       );
     },
   };

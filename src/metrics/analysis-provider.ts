@@ -1,7 +1,7 @@
 /**
- * The judge's port: whatever runs the checks of an analysis. Prometheus is the one implementation today
- * (prometheus-analysis.ts); a webhook or a comparison of primary and secondary would be another, each
- * running the kinds of `AnalysisCheck` (rollout/checks.ts) it knows.
+ * The judge's port: whatever runs the checks of an analysis. Prometheus runs the queries
+ * (prometheus-analysis.ts), webhooks the `webhook` checks (webhook-analysis.ts); judges.ts sends each check
+ * to the provider of its mode. Each runs the kinds of `AnalysisCheck` (rollout/checks.ts) it knows.
  */
 import type { CanaryApp } from "../api/types.js";
 import type { AnalysisCheck } from "../rollout/checks.js";

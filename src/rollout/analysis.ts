@@ -17,7 +17,9 @@ export type MetricReason =
   | "QueryFailed"
   | "ErrorRatioWorse"
   | "LatencyWorse"
-  | "TooFewSamples";
+  | "TooFewSamples"
+  | "WebhookAnswered"
+  | "WebhookRejected";
 
 /** Reasons that are a rule broken by what was measured: they fail a step, evidence of traffic or not. */
 const VIOLATIONS: ReadonlySet<string> = new Set<MetricReason>([
@@ -26,6 +28,7 @@ const VIOLATIONS: ReadonlySet<string> = new Set<MetricReason>([
   "AboveMax",
   "ErrorRatioWorse",
   "LatencyWorse",
+  "WebhookRejected",
 ]);
 
 /** A number as people read it in a status line: at most three decimals, no trailing zeros. */
@@ -50,6 +53,8 @@ export function checkRule(check: AnalysisCheck): string {
       return "no series (any series is a failure)";
     case "threshold":
       return `every series ${thresholdRule(check)}`;
+    case "webhook":
+      return "answers 2xx";
     case "compare": {
       const c = check.compare;
       return c === undefined
@@ -192,10 +197,24 @@ function scoreThreshold(check: AnalysisCheck, outcome: DataOutcome): MetricResul
   });
 }
 
+/** A webhook's outcome is the HTTP status it answered with (after its retries): 2xx passes. */
+function scoreWebhook(check: AnalysisCheck, outcome: DataOutcome): MetricResult {
+  const status = valuesOf(outcome)[0];
+  if (status === undefined) return result(check, { passed: false, reason: "NoData", message: "gave no answer" });
+  const ok = status >= 200 && status < 300;
+  return result(check, {
+    value: status,
+    passed: ok,
+    reason: ok ? "WebhookAnswered" : "WebhookRejected",
+    message: `answered ${formatNumber(status)}`,
+  });
+}
+
 /** Judges one check's raw query outcome against the check. Pure; used by the metrics code. */
 export function scoreCheck(check: AnalysisCheck, outcome: QueryOutcome): MetricResult {
   if (outcome.kind === "error") {
-    return result(check, { passed: false, reason: "QueryFailed", message: `query failed: ${outcome.message}` });
+    const what = check.mode === "webhook" ? "call" : "query";
+    return result(check, { passed: false, reason: "QueryFailed", message: `${what} failed: ${outcome.message}` });
   }
   switch (check.mode) {
     case "traffic":
@@ -204,6 +223,8 @@ export function scoreCheck(check: AnalysisCheck, outcome: QueryOutcome): MetricR
       return scoreSeed(check, outcome);
     case "threshold":
       return scoreThreshold(check, outcome);
+    case "webhook":
+      return scoreWebhook(check, outcome);
     case "compare":
       return result(
         check,

@@ -1,5 +1,5 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { BuiltinMetric, CanaryApp } from "../api/types.js";
+import type { BuiltinMetric, CanaryApp, WebhookSpec, WebhookType } from "../api/types.js";
 import type { CompareSettings } from "./compare.js";
 import { COMPARE_QUERY } from "./compare.js";
 import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTemplateVariables } from "./templates.js";
@@ -11,8 +11,20 @@ import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTempl
  * - "seed": the query selects failing series (the original `prometheusQuery`); any result fails the step.
  * - "threshold": the query returns numbers (one, or one a series) that must each lie within min/max.
  * - "compare": the query returns the figures of both tracks (compare.ts), judged secondary against primary.
+ * - "webhook": `query` is the URL of a webhook (`webhook` says how to call it); it passes when it answers 2xx.
  */
-export type CheckMode = "traffic" | "seed" | "threshold" | "compare";
+export type CheckMode = "traffic" | "seed" | "threshold" | "compare" | "webhook";
+
+/** How a webhook check is called. */
+export interface WebhookCall {
+  type: WebhookType;
+  timeoutSeconds: number;
+  retries: number;
+  metadata: Record<string, string>;
+}
+
+/** A webhook's timeout when its spec gives none. */
+export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
 
 /** A check answered by a PromQL query template (see templates.ts), and how its outcome is judged. */
 export interface QueryCheck {
@@ -26,11 +38,13 @@ export interface QueryCheck {
   window?: string;
   /** For "compare": its settings. */
   compare?: CompareSettings;
+  /** For "webhook": how it is called. */
+  webhook?: WebhookCall;
 }
 
 /**
- * Every kind of check an analysis runs. Today a query is the only kind; a new judge (a webhook, a
- * comparison of primary and secondary) adds its kind to this union, and its provider beside Prometheus's.
+ * Every kind of check an analysis runs: a query, or a webhook (mode "webhook", its URL as `query`). A new
+ * judge adds its mode, and its provider beside Prometheus's and the webhooks' (metrics/judges.ts).
  */
 export type AnalysisCheck = QueryCheck;
 
@@ -89,7 +103,11 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
       ...(metric.max !== undefined ? { max: metric.max } : {}),
     });
   }
-  if (checks.every((check) => check.mode === "traffic") && spec.analysis.metrics.length === 0) {
+  checks.push(...webhookChecks(spec, "rollout"));
+  if (
+    checks.every((check) => check.mode === "traffic" || check.mode === "webhook") &&
+    spec.analysis.metrics.length === 0
+  ) {
     checks.push({
       name: "request-success-rate",
       mode: "threshold",
@@ -98,6 +116,31 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
     });
   }
   return checks;
+}
+
+/** The spec's webhooks of one type as checks, in the spec's order. */
+export function webhookChecks(spec: ResolvedSpec, type: WebhookType): AnalysisCheck[] {
+  return spec.analysis.webhooks.filter((w) => w.type === type).map(webhookCheck);
+}
+
+function webhookCheck(webhook: WebhookSpec): AnalysisCheck {
+  return {
+    name: webhook.name,
+    mode: "webhook",
+    query: webhook.url,
+    webhook: {
+      type: webhook.type,
+      timeoutSeconds: webhook.timeoutSeconds ?? DEFAULT_WEBHOOK_TIMEOUT_SECONDS,
+      retries: webhook.retries ?? 0,
+      metadata: webhook.metadata ?? {},
+    },
+  };
+}
+
+/** The checks of one gate (its webhooks), rendered for this app like the analysis' checks. */
+export function renderGateChecks(app: CanaryApp, spec: ResolvedSpec, type: WebhookType, now?: Date): RenderedCheck[] {
+  const vars = templateVars(app, spec, now);
+  return webhookChecks(spec, type).map((check) => ({ ...check, query: renderQuery(check.query, vars) }));
 }
 
 /**
@@ -114,7 +157,7 @@ export function checkProblems(spec: ResolvedSpec): string[] {
       problems.push(`metric ${metric.name} needs min, max or both`);
     }
   }
-  for (const check of analysisChecks(spec)) {
+  for (const check of [...analysisChecks(spec), ...spec.analysis.webhooks.map(webhookCheck)]) {
     const unknown = unknownTemplateVariables(check.query);
     if (unknown.length > 0) {
       const names = unknown.map((name) => `{{${name}}}`).join(", ");

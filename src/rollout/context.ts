@@ -1,6 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
 import { checkProblems } from "./checks.js";
+import type { GateType } from "./decisions.js";
 import type { Requests } from "./requests.js";
 import { readRequests } from "./requests.js";
 import { timestamp } from "./time.js";
@@ -33,6 +34,8 @@ export interface PlanContext {
   ended: Ending | undefined;
   /** The current step's analysis is due and no result was given: the reconciler should run the checks. */
   analysisWanted: boolean;
+  /** A gate is due and has not answered in this plan: the reconciler should call its webhooks. */
+  gateWanted: GateType | undefined;
 }
 
 /** A fresh context for one plan: the next status starts as a deep copy of the current one. */
@@ -52,6 +55,7 @@ export function createContext(input: PlanInput): PlanContext {
     removeAnnotations: [],
     ended: undefined,
     analysisWanted: false,
+    gateWanted: undefined,
   };
 }
 

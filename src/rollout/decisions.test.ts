@@ -4,6 +4,7 @@ import type { MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import type { Progress, TestFacts } from "./decisions.js";
 import {
+  gateDue,
   promoteRefusal,
   promotionDue,
   promotionGateReached,
@@ -375,6 +376,38 @@ describe("the decisions never contradict each other", () => {
   });
 });
 
+describe("the decisions never contradict each other, gates included", () => {
+  test("at most one of step, promotion, gate, webhook gate and rollback is due for any facts", () => {
+    const stages = ["WaitingForSecondary", "Stepping", "AwaitingPromotion", "Promoting"] as const;
+    const pendings = [[], ["confirm-rollout", "pre-rollout"], ["pre-rollout"], ["confirm-promotion"]] as const;
+    const bools = [false, true];
+    let seen = 0;
+    for (const stage of stages)
+      for (const step of [-1, 4])
+        for (const verdict of [undefined, PASSED, FAILED])
+          for (const pendingGates of pendings)
+            for (const paused of bools)
+              for (const secondaryReady of bools)
+                for (const readinessChanged of bools)
+                  for (const manualPromotion of bools) {
+                    const f = facts(
+                      { stage, step, paused, secondaryReady, manualPromotion, pendingGates },
+                      { readinessChanged, ...(verdict ? { verdict } : {}) },
+                    );
+                    const due = [
+                      stepDue(f) !== undefined,
+                      promotionDue(f) !== undefined,
+                      promotionGateReached(f),
+                      gateDue(f) !== undefined,
+                      rollbackDue(f) !== undefined,
+                    ].filter(Boolean).length;
+                    assert.ok(due <= 1, JSON.stringify(f));
+                    seen += 1;
+                  }
+    assert.equal(seen, 4 * 2 * 3 * 4 * 2 ** 4);
+  });
+});
+
 describe("no evidence: when does waiting for it end?", () => {
   const NO_TRAFFIC: Verdict = {
     kind: "inconclusive",
@@ -478,4 +511,88 @@ describe("traffic withheld while Prometheus does not answer", () => {
       assert.equal(promotionGateReached(c.f), false);
     });
   }
+});
+
+describe("gateDue: when does a webhook hold the test?", () => {
+  const waiting = { stage: "WaitingForSecondary" as const, step: -1 };
+  const all = ["confirm-rollout", "pre-rollout", "confirm-promotion"] as const;
+  const awaiting = { stage: "AwaitingPromotion" as const, ...last };
+  const cases: { name: string; f: TestFacts; want: ReturnType<typeof gateDue> }[] = [
+    { name: "no gates", f: facts(waiting), want: undefined },
+    {
+      name: "the first step would begin: confirm-rollout first",
+      f: facts({ ...waiting, pendingGates: all }),
+      want: "confirm-rollout",
+    },
+    {
+      name: "confirm-rollout answered: pre-rollout",
+      f: facts({ ...waiting, pendingGates: ["pre-rollout", "confirm-promotion"] }),
+      want: "pre-rollout",
+    },
+    {
+      name: "the secondary not ready yet",
+      f: facts({ ...waiting, secondaryReady: false, pendingGates: all }),
+      want: undefined,
+    },
+    { name: "paused", f: facts({ ...waiting, paused: true, pendingGates: all }), want: undefined },
+    { name: "the checks cannot run", f: facts({ ...waiting, specValid: false, pendingGates: all }), want: undefined },
+    {
+      name: "stepping: no gate",
+      f: facts({ pendingGates: ["confirm-promotion"] }, { verdict: PASSED }),
+      want: undefined,
+    },
+    {
+      name: "awaiting promotion: confirm-promotion",
+      f: facts({ ...awaiting, pendingGates: ["confirm-promotion"] }),
+      want: "confirm-promotion",
+    },
+    {
+      name: "awaiting a person (manualPromotion): no webhook asked",
+      f: facts({ ...awaiting, manualPromotion: true, pendingGates: ["confirm-promotion"] }),
+      want: undefined,
+    },
+    {
+      name: "awaiting promotion, readiness changed",
+      f: facts({ ...awaiting, pendingGates: ["confirm-promotion"] }, { readinessChanged: true }),
+      want: undefined,
+    },
+    { name: "while requests are answered", f: facts({ ...waiting, pendingGates: all }, null), want: undefined },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(gateDue(c.f), c.want));
+
+  test("a pending gate keeps the first step and promotion from happening", () => {
+    assert.equal(stepDue(facts({ ...waiting, pendingGates: ["pre-rollout"] })), undefined);
+    assert.equal(promotionDue(facts({ ...last, pendingGates: ["confirm-promotion"] }, { verdict: PASSED })), undefined);
+    assert.equal(
+      promotionGateReached(facts({ ...last, pendingGates: ["confirm-promotion"] }, { verdict: PASSED })),
+      true,
+    );
+    assert.equal(promotionDue(facts({ ...awaiting, pendingGates: ["confirm-promotion"] })), undefined);
+    assert.equal(promotionDue(facts(awaiting)), "AnalysisPassed");
+  });
+
+  test("a pre-rollout that did not answer 2xx rolls back, with the webhook's answer", () => {
+    const decisive: MetricResult = {
+      name: "migrate",
+      kind: "webhook",
+      value: 500,
+      passed: false,
+      reason: "WebhookRejected",
+      message: "answered 500",
+      query: "http://jobs.svc/migrate",
+    };
+    const failure = rollbackDue(facts(waiting, { gate: { type: "pre-rollout", passed: false, decisive } }));
+    assert.deepEqual(failure, {
+      result: "Failed",
+      reason: "PreRolloutFailed",
+      message: "pre-rollout webhook migrate answered 500",
+      metric: "migrate",
+      value: 500,
+      query: "http://jobs.svc/migrate",
+    });
+    assert.equal(
+      rollbackDue(facts(waiting, { gate: { type: "confirm-rollout", passed: false, decisive } })),
+      undefined,
+    );
+  });
 });

@@ -5,6 +5,7 @@
  * - when does a step end?          {@link stepComplete} (its analysis is due)
  * - when does it promote?          {@link promotionDue} (and {@link promoteRefusal}: why a request is not followed)
  * - when does it wait for a person? {@link promotionGateReached}
+ * - when does a webhook hold it?   {@link gateDue} (confirm-rollout, pre-rollout, confirm-promotion)
  * - when does it roll back?        {@link rollbackDue}
  * - when does it look again?       {@link requeueAfterSeconds}
  *
@@ -14,7 +15,7 @@
  */
 import type { ResolvedAnalysis } from "../api/defaults.js";
 import { ANNOTATIONS } from "../api/types.js";
-import type { CanaryStage, CanaryState } from "../api/types.js";
+import type { CanaryStage, CanaryState, MetricResult, WebhookType } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import { describeResult } from "./analysis.js";
 import { secondsUntil } from "./time.js";
@@ -59,6 +60,11 @@ export interface TestFacts {
   /** Prometheus gave no answer at the last analysis: the secondary gets no traffic until it does. */
   trafficWithheld: boolean;
   /**
+   * The gates the spec names that have not answered 2xx in this test, in the order they are asked
+   * (confirm-rollout, pre-rollout, confirm-promotion). Absent: none.
+   */
+  pendingGates?: readonly GateType[];
+  /**
    * What moving the stage on looks at. Absent while the plan is still answering requests (abort, promote,
    * a changed spec.image): those are answered first, before pause and resume, and without evidence.
    */
@@ -82,6 +88,59 @@ export interface Progress {
   inconclusiveAnalyses: number;
   /** The progress deadline has passed since the first analysis in a row that reached no verdict. */
   noVerdictDeadlinePassed: boolean;
+  /** What the gate asked in this plan answered (see gateDue). */
+  gate?: GateAnswer;
+}
+
+/** The webhook types that hold a test until they answer 2xx (pre-rollout rolls it back instead). */
+export type GateType = Extract<WebhookType, "confirm-rollout" | "pre-rollout" | "confirm-promotion">;
+
+/** The order in which the gates are met. */
+export const GATE_TYPES: readonly GateType[] = ["confirm-rollout", "pre-rollout", "confirm-promotion"];
+
+/** What a gate's webhooks answered: passed when every one answered 2xx; else the first that did not. */
+export interface GateAnswer {
+  type: GateType;
+  passed: boolean;
+  decisive?: MetricResult;
+}
+
+/** The gates met before the first step; confirm-promotion is met before promotion. */
+function beforeFirstStep(gate: GateType): boolean {
+  return gate === "confirm-rollout" || gate === "pre-rollout";
+}
+
+/**
+ * When does a webhook hold the test? Which gate must answer (2xx) before the test may move on now:
+ * - confirm-rollout, then pre-rollout: when the first step would begin (the secondary is ready, not
+ *   paused, the checks can run). No traffic reaches the secondary before both answered 2xx.
+ * - confirm-promotion: when promotion would follow the last step's passed analysis (not with
+ *   `manualPromotion`, where a person decides; nor for the promote annotation, which is that person).
+ * A confirm gate that does not answer 2xx holds the test, and is asked again one interval later; a
+ * pre-rollout that does not rolls the test back (rollbackDue).
+ */
+export function gateDue(f: TestFacts): GateType | undefined {
+  const pending = f.pendingGates ?? [];
+  const p = f.progress;
+  if (p === undefined || f.paused || pending.length === 0) return undefined;
+  if (f.stage === "WaitingForSecondary") {
+    return f.secondaryReady && f.specValid ? pending.find(beforeFirstStep) : undefined;
+  }
+  if (!pending.includes("confirm-promotion") || f.manualPromotion) return undefined;
+  if (f.stage === "AwaitingPromotion") {
+    return f.secondaryReady && !p.readinessChanged ? "confirm-promotion" : undefined;
+  }
+  return undefined;
+}
+
+/** The gates before the first step have all answered 2xx. */
+function firstStepGatesOpen(f: TestFacts): boolean {
+  return !(f.pendingGates ?? []).some(beforeFirstStep);
+}
+
+/** The confirm-promotion gate has answered 2xx (or there is none). */
+function promotionGateOpen(f: TestFacts): boolean {
+  return !(f.pendingGates ?? []).includes("confirm-promotion");
 }
 
 /** Why a test ends without promotion. */
@@ -150,7 +209,7 @@ export function stepDue(f: TestFacts): StepStart | undefined {
   if (p === undefined) return undefined;
   switch (f.stage) {
     case "WaitingForSecondary":
-      return !f.paused && f.secondaryReady && f.specValid ? "SecondaryReady" : undefined;
+      return !f.paused && f.secondaryReady && f.specValid && firstStepGatesOpen(f) ? "SecondaryReady" : undefined;
     case "Stepping":
     case "AwaitingPromotion":
       if (p.readinessChanged) return "ReadinessChanged";
@@ -170,8 +229,10 @@ export type PromotionReason = "AnalysisPassed" | "PromotedManually";
  * When does it promote?
  * - On the promote annotation, while the image is under test (even paused, even before the first step),
  *   still named by spec.image, and the secondary is ready with it.
- * - When the last step passed its analysis and no manual gate is set.
- * - When the manual gate is removed from the spec while the test waits at it (and the secondary is ready).
+ * - When the last step passed its analysis and no manual gate is set, and the confirm-promotion
+ *   webhooks (if any) answered 2xx (gateDue).
+ * - When the manual gate is removed from the spec while the test waits at it (and the secondary is ready),
+ *   or the confirm-promotion webhooks answer 2xx while it waits at them.
  */
 export function promotionDue(f: TestFacts): PromotionReason | undefined {
   if (f.promoteRequested) {
@@ -179,6 +240,7 @@ export function promotionDue(f: TestFacts): PromotionReason | undefined {
   }
   const p = f.progress;
   if (p === undefined || f.manualPromotion) return undefined;
+  if (!promotionGateOpen(f)) return undefined;
   if (f.stage === "AwaitingPromotion") {
     return !f.paused && f.secondaryReady && !p.readinessChanged ? "AnalysisPassed" : undefined;
   }
@@ -207,14 +269,17 @@ export function promoteRefusal(f: TestFacts): PromoteRefusal | undefined {
   return undefined;
 }
 
-/** When does it wait for a person? The last step passed and the spec asks for manual promotion. */
+/**
+ * When does it wait for a person (or a confirm-promotion webhook)? The last step passed and the spec asks
+ * for manual promotion, or has confirm-promotion webhooks that have not answered 2xx yet.
+ */
 export function promotionGateReached(f: TestFacts): boolean {
   return (
     stepComplete(f) &&
     !analysisResumed(f) &&
     f.progress?.verdict?.kind === "passed" &&
     f.step + 1 >= f.steps &&
-    f.manualPromotion
+    (f.manualPromotion || !promotionGateOpen(f))
   );
 }
 
@@ -224,10 +289,11 @@ export function promotionGateReached(f: TestFacts): boolean {
  * 2. Superseded: spec.image no longer names the image under test (not a failure). A promote request
  *    still unanswered is answered first, so its author learns why it was refused.
  * Then, once the stage moves on (`progress`), never while paused:
- * 3. ProgressDeadlineExceeded: the secondary did not become ready within the deadline.
- * 4. SecondaryNotReady: a stepping secondary stayed not ready for the whole deadline.
- * 5. AnalysisFailed: a step's analysis failed and the failures reach the threshold.
- * 6. NoEvidence: a step's analysis reached no verdict, and either `inconclusiveLimit` analyses in a row
+ * 3. PreRolloutFailed: a pre-rollout webhook did not answer 2xx (before any traffic reached the secondary).
+ * 4. ProgressDeadlineExceeded: the secondary did not become ready within the deadline.
+ * 5. SecondaryNotReady: a stepping secondary stayed not ready for the whole deadline.
+ * 6. AnalysisFailed: a step's analysis failed and the failures reach the threshold.
+ * 7. NoEvidence: a step's analysis reached no verdict, and either `inconclusiveLimit` analyses in a row
  *    found no evidence of traffic, or no verdict was had for the whole progress deadline (Prometheus
  *    not answering, with `failWhenPrometheusFails: false`, ends here).
  * An analysis that gets an answer after traffic was withheld judges nothing: the step starts over.
@@ -251,6 +317,18 @@ export function rollbackDue(f: TestFacts): TestFailure | undefined {
   const p = f.progress;
   if (p === undefined || f.paused) return undefined;
   const deadline = f.progressDeadlineSeconds;
+  const gate = p.gate;
+  if (gate?.type === "pre-rollout" && !gate.passed) {
+    const d = gate.decisive;
+    return {
+      result: "Failed",
+      reason: "PreRolloutFailed",
+      message: `pre-rollout webhook ${d !== undefined ? describeResult(d) : "did not answer 2xx"}`,
+      ...(d !== undefined ? { metric: d.name } : {}),
+      ...(d?.value !== undefined ? { value: d.value } : {}),
+      ...(d?.query !== undefined ? { query: d.query } : {}),
+    };
+  }
   if (f.stage === "WaitingForSecondary") {
     if (f.secondaryReady || !p.deadlinePassed) return undefined;
     return {
@@ -356,6 +434,21 @@ const OVERDUE_SECONDS = 1;
  * a step is due (another requeue, an event) must not put the step off by a whole second.
  */
 export function requeueAfterSeconds(facts: RequeueFacts): number | undefined {
+  const stage = requeueForStage(facts);
+  const gate = gateRecheckSeconds(facts);
+  if (gate === undefined) return stage;
+  return stage === undefined ? gate : Math.min(stage, gate);
+}
+
+/** A test held at a gate asks it again one interval after it last did (never while paused). */
+function gateRecheckSeconds({ canary, analysis, now }: RequeueFacts): number | undefined {
+  const waiting = canary?.gates?.waiting;
+  if (waiting === undefined || canary?.pausedAt !== undefined) return undefined;
+  const left = secondsUntil(now, waiting.checkedAt, analysis.intervalSeconds);
+  return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;
+}
+
+function requeueForStage(facts: RequeueFacts): number | undefined {
   const { canary, analysis } = facts;
   if (canary === undefined) return undefined;
   const until = (seconds: number): number => {

@@ -3,6 +3,7 @@ import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { consumed } from "./context.js";
 import type { Progress, TestFacts } from "./decisions.js";
+import { GATE_TYPES } from "./decisions.js";
 import { secondaryReady } from "./observation.js";
 import { hasElapsed } from "./time.js";
 
@@ -30,6 +31,9 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     progressDeadlineSeconds: analysis.progressDeadlineSeconds,
     inconclusiveLimit: analysis.inconclusiveLimit,
     trafficWithheld: canary.trafficWithheld === true,
+    pendingGates: GATE_TYPES.filter(
+      (type) => analysis.webhooks.some((w) => w.type === type) && !(canary.gates?.passed ?? []).includes(type),
+    ),
     ...(progress !== undefined ? { progress } : {}),
   };
 }

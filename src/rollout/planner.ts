@@ -4,7 +4,7 @@ import { InvalidSpecError } from "../api/errors.js";
 import type { CanaryApp, CanaryState, MetricResult } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
 import type { RenderedCheck } from "./checks.js";
-import { renderChecks } from "./checks.js";
+import { renderChecks, renderGateChecks } from "./checks.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, consumed, createContext, emit, removeAnnotationCommand } from "./context.js";
 import {
@@ -16,6 +16,7 @@ import {
   handleRetry,
 } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
+import type { GateType } from "./decisions.js";
 import { isEnding, requeueAfterSeconds } from "./decisions.js";
 import { finishIfDrained, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
@@ -44,7 +45,7 @@ export interface ReconcileInput {
  * - `invalid`: the spec cannot be acted on; record `plan.status` and touch no child.
  * - `ready`: the plan.
  * - `analysisDue`: run `checks` (already rendered for this app), then `complete` with one result a check,
- *   in order, gives the plan.
+ *   in order, gives the plan. The checks are a step's analysis, or the webhooks of a gate the test is at.
  */
 export type Planning =
   | { kind: "invalid"; plan: InvalidSpecPlan }
@@ -56,6 +57,15 @@ export function startPlan({ app, observed, now }: ReconcileInput): Planning {
   try {
     const spec = withDefaults(app.spec);
     const first = evaluate({ app, spec, observed, now });
+    const gate = first.gateWanted;
+    if (gate !== undefined) {
+      return {
+        kind: "analysisDue",
+        spec,
+        checks: renderGateChecks(app, spec, gate, now),
+        complete: (results) => plan({ app, spec, observed: { ...observed, gate: { type: gate, results } }, now }),
+      };
+    }
     if (!first.analysisWanted) return { kind: "ready", spec, plan: first.plan };
     const checks = renderChecks(app, spec, now);
     return {
@@ -92,7 +102,7 @@ export function analysisDue(input: AnalysisDueInput): boolean {
   return evaluate({ ...input, observed }).analysisWanted;
 }
 
-function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean } {
+function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean; gateWanted: GateType | undefined } {
   const ctx = createContext(input);
   announceRefusal(ctx);
   settlePrimaryImage(ctx);
@@ -103,7 +113,7 @@ function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean } {
   // not yet removed) finds nothing left to forget; before a new test, so that it may be the retried one.
   handleRetry(ctx);
   if (ctx.status.canary === undefined) rest(ctx);
-  return { plan: assemble(ctx), analysisWanted: ctx.analysisWanted };
+  return { plan: assemble(ctx), analysisWanted: ctx.analysisWanted, gateWanted: ctx.gateWanted };
 }
 
 /**
@@ -210,6 +220,10 @@ function assemble(ctx: PlanContext): Plan {
       resume: removeAnnotationCommand(ctx, ANNOTATIONS.paused),
     },
   });
+  const waiting = canary?.gates?.waiting;
+  if (waiting !== undefined && (canary?.stage === "WaitingForSecondary" || canary?.stage === "AwaitingPromotion")) {
+    status.message = `Waiting for the ${waiting.type} webhook ${waiting.name} (${waiting.message}); asked again every ${spec.analysis.intervalSeconds}s`;
+  }
   status.message = rejectedMessage(status.conditions) ?? status.message;
 
   const requeue = requeueAfterSeconds({

@@ -3,7 +3,8 @@ import type { Verdict } from "./analysis.js";
 import { describeResult, formatNumber, judgeAnalysis } from "./analysis.js";
 import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
-import { promotionDue, promotionGateReached, rollbackDue, stepComplete, stepDue } from "./decisions.js";
+import type { GateAnswer, GateType } from "./decisions.js";
+import { gateDue, promotionDue, promotionGateReached, rollbackDue, stepComplete, stepDue } from "./decisions.js";
 import { progressOf, testFacts } from "./facts.js";
 import { enterFinalising, enterPromoting, finishIfDrained, startRollback } from "./lifecycle.js";
 import { primaryRunning, secondaryReady } from "./observation.js";
@@ -38,8 +39,20 @@ function shiftedMessage(ctx: PlanContext, canary: CanaryState): string {
  * applies it. A step whose analysis is due but has no results yet asks for them (`analysisWanted`).
  */
 function progress(ctx: PlanContext, canary: CanaryState): void {
-  const evidence = progressOf(ctx, canary);
+  let evidence = progressOf(ctx, canary);
   let facts = testFacts(ctx, canary, evidence);
+  const gate = gateDue(facts);
+  if (gate !== undefined) {
+    const answer = gateAnswer(ctx, gate);
+    if (answer === undefined) {
+      if (gateAskDue(ctx, canary, gate)) ctx.gateWanted = gate;
+      return;
+    }
+    evidence = { ...evidence, gate: answer };
+    if (answer.passed) passGate(ctx, canary, gate);
+    else if (gate !== "pre-rollout") return holdAtGate(ctx, canary, gate, answer);
+    facts = testFacts(ctx, canary, evidence);
+  }
   const results = ctx.observed.analysis;
   let verdict: Verdict | undefined;
   if (stepComplete(facts)) {
@@ -53,7 +66,7 @@ function progress(ctx: PlanContext, canary: CanaryState): void {
   const start = stepDue(facts);
   const promotion = promotionDue(facts);
   const rollback = rollbackDue(facts);
-  const gate = promotionGateReached(facts);
+  const promotionGate = promotionGateReached(facts);
 
   if (start === "ReadinessChanged") return restartStep(ctx, canary);
   if (verdict !== undefined && results !== undefined) {
@@ -79,14 +92,51 @@ function progress(ctx: PlanContext, canary: CanaryState): void {
     emit(ctx, "Normal", "StepAdvanced", shiftedMessage(ctx, canary));
     return;
   }
-  if (gate) {
+  if (promotionGate) {
     canary.stage = "AwaitingPromotion";
+    const what = ctx.spec.analysis.manualPromotion
+      ? "the promote annotation"
+      : "the confirm-promotion webhooks to answer 2xx (or the promote annotation)";
     emit(
       ctx,
       "Normal",
       "AwaitingPromotion",
-      `${canary.image} passed all ${ctx.spec.analysis.weights.length} steps; waiting for the promote annotation`,
+      `${canary.image} passed all ${ctx.spec.analysis.weights.length} steps; waiting for ${what}`,
     );
+  }
+}
+
+/** What the gate's webhooks answered in this plan, when the reconciler called them. */
+function gateAnswer(ctx: PlanContext, type: GateType): GateAnswer | undefined {
+  const gate = ctx.observed.gate;
+  if (gate?.type !== type) return undefined;
+  const decisive = gate.results.find((r) => !r.passed);
+  return { type, passed: decisive === undefined, ...(decisive !== undefined ? { decisive } : {}) };
+}
+
+/** A gate is asked at once, and again one interval after a call that did not answer 2xx. */
+function gateAskDue(ctx: PlanContext, canary: CanaryState, type: GateType): boolean {
+  const waiting = canary.gates?.waiting;
+  return waiting?.type !== type || hasElapsed(ctx.now, waiting.checkedAt, ctx.spec.analysis.intervalSeconds);
+}
+
+function passGate(ctx: PlanContext, canary: CanaryState, type: GateType): void {
+  const passed = canary.gates?.passed ?? [];
+  canary.gates = { passed: [...passed, type] };
+  emit(ctx, "Normal", "GatePassed", `the ${type} webhooks answered 2xx for ${canary.image}`);
+}
+
+/** A confirm gate that did not answer 2xx holds the test; the reason is said once, when the wait begins. */
+function holdAtGate(ctx: PlanContext, canary: CanaryState, type: GateType, answer: GateAnswer): void {
+  const previous = canary.gates?.waiting;
+  const name = answer.decisive?.name ?? type;
+  const message = answer.decisive !== undefined ? describeResult(answer.decisive) : `${type} did not answer 2xx`;
+  canary.gates = {
+    ...canary.gates,
+    waiting: { type, name, message, since: previous?.type === type ? previous.since : ctx.at, checkedAt: ctx.at },
+  };
+  if (previous?.type !== type) {
+    emit(ctx, "Normal", "WaitingForWebhook", `${canary.image} waits for the ${type} webhook ${name}: ${message}`);
   }
 }
 

@@ -23,6 +23,13 @@ function progressingMessage(canary: CanaryState): string {
   }
 }
 
+/** The gate a test is held at, while it is at one (a test moved on past it keeps the record). */
+function heldAtGate(canary: CanaryState): NonNullable<CanaryState["gates"]>["waiting"] {
+  const waiting = canary.gates?.waiting;
+  const atGate = canary.stage === "WaitingForSecondary" || canary.stage === "AwaitingPromotion";
+  return atGate ? waiting : undefined;
+}
+
 /**
  * The conditions of the next status: Ready (the primary is available), Progressing (True while a test
  * runs, with its stage as reason; False with the reason the last test ended) and InvalidSpec.
@@ -68,12 +75,13 @@ export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[
   const canary = status.canary;
   const previous = list.find((c) => c.type === CONDITION.Progressing);
   if (canary !== undefined) {
-    const reason = overdue ? PROMOTION_OVERDUE : canary.stage;
-    list = setCondition(
-      list,
-      { type: CONDITION.Progressing, status: "True", reason, message: progressingMessage(canary), ...gen },
-      at,
-    );
+    const waiting = heldAtGate(canary);
+    const reason = overdue ? PROMOTION_OVERDUE : waiting !== undefined ? "WaitingForWebhook" : canary.stage;
+    const message =
+      waiting !== undefined
+        ? `testing ${canary.image}; held by the ${waiting.type} webhook ${waiting.name}: ${waiting.message}`
+        : progressingMessage(canary);
+    list = setCondition(list, { type: CONDITION.Progressing, status: "True", reason, message, ...gen }, at);
   } else if (ctx.ended !== undefined) {
     list = setCondition(
       list,

@@ -1,5 +1,5 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus, MetricResult, WebhookType } from "../api/types.js";
 
 /** What the reconciler saw of one track's workload (a Deployment today), from the informer cache. */
 export interface WorkloadObservation {
@@ -47,6 +47,11 @@ export interface Observation {
    * policy): the analysis cannot run, so no test takes traffic, and nothing is held against the image.
    */
   analysisRefused?: { reason: string; message: string };
+  /**
+   * Present only when the planner asked for a gate (`gateWanted`) and the reconciler called its webhooks:
+   * one result a webhook of that type, in the spec's order.
+   */
+  gate?: { type: WebhookType; results: MetricResult[] };
 }
 
 export interface PlanInput {

@@ -92,3 +92,64 @@ describe("ControllerMetrics", () => {
     assert.deepEqual(await samples(b, "canaryapp_leader"), ["canaryapp_leader 0"]);
   });
 });
+
+describe("ControllerMetrics for the dashboard", () => {
+  test("analysis values beside their thresholds, per app and check", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    m.setAnalysis("shop", "web", [
+      { name: "errors", value: 7, max: 0, passed: false, reason: "AboveMax" },
+      { name: "secondary-traffic", value: 120, min: 20, passed: true, reason: "TrafficShown" },
+      { name: "latency", passed: false, reason: "NoData" },
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_analysis_value"), [
+      'canaryapp_analysis_value{namespace="shop",name="web",check="errors"} 7',
+      'canaryapp_analysis_value{namespace="shop",name="web",check="secondary-traffic"} 120',
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_analysis_threshold_max"), [
+      'canaryapp_analysis_threshold_max{namespace="shop",name="web",check="errors"} 0',
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_analysis_threshold_min"), [
+      'canaryapp_analysis_threshold_min{namespace="shop",name="web",check="secondary-traffic"} 20',
+    ]);
+  });
+
+  test("failed images: the count and one series an image, replaced as the status changes", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    m.setFailedImages("shop", "web", [{ image: "app:v3", reason: "AnalysisFailed" }]);
+    m.setFailedImages("shop", "web", [{ image: "app:v4", reason: "PreRolloutFailed" }]);
+    assert.deepEqual(await samples(m, "canaryapp_failed_images"), [
+      'canaryapp_failed_images{namespace="shop",name="web"} 1',
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_failed_image_info"), [
+      'canaryapp_failed_image_info{namespace="shop",name="web",image="app:v4",reason="PreRolloutFailed"} 1',
+    ]);
+  });
+
+  test("step durations and API request latency are histograms; a removed app leaves no series", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    m.observeStep("shop", "web", 12);
+    m.setAnalysis("shop", "web", [{ name: "errors", value: 0, max: 0, passed: true, reason: "ok" }]);
+    m.setFailedImages("shop", "web", [{ image: "app:v3", reason: "AnalysisFailed" }]);
+    m.observeApiRequest("Deployment", "apply", 0.02, true);
+    assert.ok(
+      (await samples(m, "canaryapp_step_duration_seconds_count")).includes(
+        'canaryapp_step_duration_seconds_count{namespace="shop",name="web"} 1',
+      ),
+    );
+    assert.ok(
+      (await samples(m, "canaryapp_api_request_duration_seconds_count")).includes(
+        'canaryapp_api_request_duration_seconds_count{kind="Deployment",verb="apply",result="ok"} 1',
+      ),
+    );
+    m.removeApp("shop", "web");
+    for (const name of [
+      "canaryapp_step_duration_seconds_count",
+      "canaryapp_analysis_value",
+      "canaryapp_analysis_threshold_max",
+      "canaryapp_failed_images",
+      "canaryapp_failed_image_info",
+    ]) {
+      assert.deepEqual(await samples(m, name), [], name);
+    }
+  });
+});

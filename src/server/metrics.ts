@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { Phase } from "../api/types.js";
+import type { MetricResult, Phase } from "../api/types.js";
 import type { ControllerHooks, ReconcileOutcome } from "../controller/controller.js";
 
 /** Every phase, so that `canaryapp_phase` can show 1 for the current one and 0 for the others. */
@@ -28,6 +28,11 @@ export interface ControllerMetricsOptions {
 interface AppSeries {
   transitionReasons: Set<string>;
   analysisResults: Set<string>;
+  /** Checks with a value (and thresholds) shown. */
+  checks: Set<string>;
+  /** Failed images shown, as JSON [image, reason]. */
+  failedImages: Set<string>;
+  stepDurations: boolean;
 }
 
 /**
@@ -43,6 +48,13 @@ export class ControllerMetrics {
   private readonly failedChecks: Gauge<"namespace" | "name">;
   private readonly transitions: Counter<"namespace" | "name" | "reason">;
   private readonly analyses: Counter<"namespace" | "name" | "result">;
+  private readonly analysisValue: Gauge<"namespace" | "name" | "check">;
+  private readonly analysisMin: Gauge<"namespace" | "name" | "check">;
+  private readonly analysisMax: Gauge<"namespace" | "name" | "check">;
+  private readonly stepDuration: Histogram<"namespace" | "name">;
+  private readonly failedImageCount: Gauge<"namespace" | "name">;
+  private readonly failedImage: Gauge<"namespace" | "name" | "image" | "reason">;
+  private readonly apiRequestDuration: Histogram<"kind" | "verb" | "result">;
   private readonly apps = new Map<string, AppSeries>();
   private queueDepthSource: () => number = () => 0;
   private leaderSource: () => boolean = () => false;
@@ -101,6 +113,51 @@ export class ControllerMetrics {
       labelNames: ["namespace", "name", "result"],
       registers,
     });
+    const checkLabels = ["namespace", "name", "check"] as const;
+    this.analysisValue = new Gauge({
+      name: "canaryapp_analysis_value",
+      help: "The value each check of the last analysis measured (a webhook's: the HTTP status it answered).",
+      labelNames: checkLabels,
+      registers,
+    });
+    this.analysisMin = new Gauge({
+      name: "canaryapp_analysis_threshold_min",
+      help: "The lowest value each check passes with (its min), for checks that have one.",
+      labelNames: checkLabels,
+      registers,
+    });
+    this.analysisMax = new Gauge({
+      name: "canaryapp_analysis_threshold_max",
+      help: "The highest value each check passes with (its max), for checks that have one.",
+      labelNames: checkLabels,
+      registers,
+    });
+    this.stepDuration = new Histogram({
+      name: "canaryapp_step_duration_seconds",
+      help: "How long each traffic step lasted, from its weight applied to the next step, promotion or rollback.",
+      labelNames: ["namespace", "name"],
+      buckets: [1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+      registers,
+    });
+    this.failedImageCount = new Gauge({
+      name: "canaryapp_failed_images",
+      help: "Images recorded as failed in the CanaryApp's status (status.failedImages).",
+      labelNames: ["namespace", "name"],
+      registers,
+    });
+    this.failedImage = new Gauge({
+      name: "canaryapp_failed_image_info",
+      help: "1 for each image recorded as failed, with the reason it failed.",
+      labelNames: ["namespace", "name", "image", "reason"],
+      registers,
+    });
+    this.apiRequestDuration = new Histogram({
+      name: "canaryapp_api_request_duration_seconds",
+      help: "Time the API server took to answer the controller's requests, by kind, verb and result (ok, error).",
+      labelNames: ["kind", "verb", "result"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
     const isLeader = (): boolean => this.leaderSource();
     new Gauge({
       name: "canaryapp_leader",
@@ -154,6 +211,44 @@ export class ControllerMetrics {
     this.analyses.inc({ namespace, name, result });
   }
 
+  /** The values of one analysis' checks, and their thresholds. */
+  setAnalysis(namespace: string, name: string, results: readonly MetricResult[]): void {
+    const series = this.series(namespace, name);
+    for (const r of results) {
+      const labels = { namespace, name, check: r.name };
+      series.checks.add(r.name);
+      if (r.value !== undefined && Number.isFinite(r.value)) this.analysisValue.set(labels, r.value);
+      else this.analysisValue.remove(labels);
+      if (r.min !== undefined) this.analysisMin.set(labels, r.min);
+      if (r.max !== undefined) this.analysisMax.set(labels, r.max);
+    }
+  }
+
+  /** A traffic step of the app ended after `seconds`. */
+  observeStep(namespace: string, name: string, seconds: number): void {
+    this.series(namespace, name).stepDurations = true;
+    this.stepDuration.observe({ namespace, name }, seconds);
+  }
+
+  /** The app's failed images as its status records them. */
+  setFailedImages(namespace: string, name: string, failed: readonly { image: string; reason: string }[]): void {
+    const series = this.series(namespace, name);
+    this.failedImageCount.set({ namespace, name }, failed.length);
+    const now = new Set(failed.map((f) => JSON.stringify([f.image, f.reason])));
+    for (const shown of series.failedImages) {
+      if (now.has(shown)) continue;
+      const [image = "", reason = ""] = JSON.parse(shown) as string[];
+      this.failedImage.remove({ namespace, name, image, reason });
+    }
+    for (const f of failed) this.failedImage.set({ namespace, name, image: f.image, reason: f.reason }, 1);
+    series.failedImages = now;
+  }
+
+  /** One request to the API server took `seconds`. */
+  observeApiRequest(kind: string, verb: string, seconds: number, ok: boolean): void {
+    this.apiRequestDuration.observe({ kind, verb, result: ok ? "ok" : "error" }, seconds);
+  }
+
   /** Drops every series of a deleted app, so it no longer shows in dashboards. */
   removeApp(namespace: string, name: string): void {
     const series = this.apps.get(`${namespace}/${name}`);
@@ -163,6 +258,16 @@ export class ControllerMetrics {
     this.failedChecks.remove({ namespace, name });
     for (const reason of series.transitionReasons) this.transitions.remove({ namespace, name, reason });
     for (const result of series.analysisResults) this.analyses.remove({ namespace, name, result });
+    for (const check of series.checks) {
+      for (const gauge of [this.analysisValue, this.analysisMin, this.analysisMax])
+        gauge.remove({ namespace, name, check });
+    }
+    this.failedImageCount.remove({ namespace, name });
+    for (const shown of series.failedImages) {
+      const [image = "", reason = ""] = JSON.parse(shown) as string[];
+      this.failedImage.remove({ namespace, name, image, reason });
+    }
+    if (series.stepDurations) this.stepDuration.remove({ namespace, name });
     this.apps.delete(`${namespace}/${name}`);
   }
 
@@ -184,7 +289,13 @@ export class ControllerMetrics {
     const key = `${namespace}/${name}`;
     let series = this.apps.get(key);
     if (series === undefined) {
-      series = { transitionReasons: new Set(), analysisResults: new Set() };
+      series = {
+        transitionReasons: new Set(),
+        analysisResults: new Set(),
+        checks: new Set(),
+        failedImages: new Set(),
+        stepDurations: false,
+      };
       this.apps.set(key, series);
     }
     return series;

@@ -13,6 +13,21 @@ const seedSpec = SEED_SPEC;
 
 type Spec = Record<string, unknown>;
 const invalid: { name: string; spec: Spec; metadataName?: string; message: RegExp }[] = [
+  {
+    name: "a webhook URL that is not http(s)",
+    spec: { ...seedSpec, analysis: { webhooks: [{ name: "gate", type: "confirm-promotion", url: "ftp://x.svc/" }] } },
+    message: /a webhook's url must be an http\(s\) URL/,
+  },
+  {
+    name: "a webhook of an unknown type",
+    spec: { ...seedSpec, analysis: { webhooks: [{ name: "gate", type: "sometimes", url: "http://x.svc/" }] } },
+    message: /webhooks\[0\]\.type: Unsupported value: "sometimes"/,
+  },
+  {
+    name: "a notification without its Secret",
+    spec: { ...seedSpec, notifications: [{ type: "slack" }] },
+    message: /notifications\[0\]\.secretRef: Required value/,
+  },
   { name: "no image", spec: { ...seedSpec, image: undefined }, message: /spec\.image: Required value/ },
   {
     name: "not an image reference",

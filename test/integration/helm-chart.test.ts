@@ -183,6 +183,18 @@ describe("Helm chart charts/canaryapp", () => {
     assert.equal(monitor.spec.endpoints[0]?.port, "http");
   });
 
+  test("notificationURL reaches the controller as NOTIFICATION_URL, and is absent by default", async () => {
+    const envOf = async (values: string[]) => {
+      const d = find<Manifest & V1Deployment>(await helmTemplate(values), "Deployment", "canaryapp-controller");
+      return Object.fromEntries((d.spec?.template.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+    };
+    assert.equal(
+      (await envOf(["notificationURL=https://hooks.example.com/canary"]))["NOTIFICATION_URL"],
+      "https://hooks.example.com/canary",
+    );
+    assert.equal("NOTIFICATION_URL" in (await envOf([])), false);
+  });
+
   for (const mode of [
     { name: "cluster-wide", set: "" },
     { name: "namespaced", set: "--set 'watchNamespaces={team-a}'" },

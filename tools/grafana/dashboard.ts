@@ -5,9 +5,10 @@
  * Helm chart; a test keeps the committed files equal to what this code builds.
  */
 import * as dashboard from "@grafana/grafana-foundation-sdk/dashboard";
-import { DataqueryBuilder } from "@grafana/grafana-foundation-sdk/prometheus";
+import { DataqueryBuilder, PromQueryFormat } from "@grafana/grafana-foundation-sdk/prometheus";
 import * as stat from "@grafana/grafana-foundation-sdk/stat";
 import * as statetimeline from "@grafana/grafana-foundation-sdk/statetimeline";
+import * as table from "@grafana/grafana-foundation-sdk/table";
 import * as timeseries from "@grafana/grafana-foundation-sdk/timeseries";
 
 const DATASOURCE = { type: "prometheus", uid: "${datasource}" };
@@ -87,6 +88,56 @@ export function buildDashboard(): dashboard.Dashboard {
     query(
       `sum by (namespace, name, reason) (increase(canaryapp_transitions_total{${APP}, reason=~"StepAdvanced|Promoted|RolledBack"}[$__rate_interval]))`,
       "{{namespace}}/{{name}} {{reason}}",
+    ),
+  );
+
+  const checks = graph(
+    "Analysis values against thresholds",
+    "What each check of the last analysis measured (a webhook: the HTTP status it answered), beside the min and max it must stay within.",
+    "short",
+    query(`canaryapp_analysis_value{${APP}}`, "{{namespace}}/{{name}} {{check}}"),
+    query(`canaryapp_analysis_threshold_min{${APP}}`, "{{namespace}}/{{name}} {{check}} min"),
+    query(`canaryapp_analysis_threshold_max{${APP}}`, "{{namespace}}/{{name}} {{check}} max"),
+  ).span(24);
+
+  const stepDurations = graph(
+    "Step durations",
+    "How long traffic steps lasted: the mean over the time range, and the p95 of the steps that ended recently.",
+    "s",
+    query(
+      `sum by (namespace, name) (increase(canaryapp_step_duration_seconds_sum{${APP}}[$__range])) / sum by (namespace, name) (increase(canaryapp_step_duration_seconds_count{${APP}}[$__range]))`,
+      "{{namespace}}/{{name}} mean",
+    ),
+    query(
+      `histogram_quantile(0.95, sum by (namespace, name, le) (rate(canaryapp_step_duration_seconds_bucket{${APP}}[$__rate_interval])))`,
+      "{{namespace}}/{{name}} p95",
+    ),
+  );
+
+  const failedImages = new table.PanelBuilder()
+    .title("Failed images")
+    .description("The images each app's status records as failed (status.failedImages), with the reason, and how many.")
+    .datasource(DATASOURCE)
+    .height(8)
+    .span(12)
+    .withTarget(
+      query(`canaryapp_failed_image_info{${APP}} == 1`, "{{namespace}}/{{name}} {{image}} ({{reason}})")
+        .instant()
+        .format(PromQueryFormat.Table),
+    )
+    .withTarget(query(`canaryapp_failed_images{${APP}}`, "{{namespace}}/{{name}} failed images").instant());
+
+  const apiLatency = graph(
+    "API request latency (p50, p95)",
+    "Time the API server took to answer the controller's requests (applies, deletes, status writes), by verb.",
+    "s",
+    query(
+      `histogram_quantile(0.5, sum by (le, verb) (rate(canaryapp_api_request_duration_seconds_bucket{job=~"$job"}[$__rate_interval])))`,
+      "p50 {{verb}}",
+    ),
+    query(
+      `histogram_quantile(0.95, sum by (le, verb) (rate(canaryapp_api_request_duration_seconds_bucket{job=~"$job"}[$__rate_interval])))`,
+      "p95 {{verb}}",
     ),
   );
 
@@ -183,6 +234,9 @@ export function buildDashboard(): dashboard.Dashboard {
     .withPanel(analyses)
     .withPanel(failed)
     .withPanel(steps)
+    .withPanel(checks)
+    .withPanel(stepDurations)
+    .withPanel(failedImages)
     .withRow(new dashboard.RowBuilder("Controller"))
     .withPanel(reconciles)
     .withPanel(latency)
@@ -190,6 +244,7 @@ export function buildDashboard(): dashboard.Dashboard {
     .withPanel(queue)
     .withPanel(writes)
     .withPanel(memory)
+    .withPanel(apiLatency)
     .build();
 }
 
