@@ -46,6 +46,7 @@ export function analysisStep(app: CanaryApp, checks: readonly RenderedCheck[]): 
     canary?.stage ?? null,
     canary?.step ?? null,
     canary?.stepStartedAt ?? null,
+    canary?.stepRoutedAt ?? null,
     checks,
   ]);
 }

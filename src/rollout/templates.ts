@@ -1,6 +1,6 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp, CanaryState } from "../api/types.js";
 import { childNames } from "../api/meta.js";
 
 /** The values a query template may use, as `{{name}}`. */
@@ -124,7 +124,7 @@ export function templateVars(app: CanaryApp, spec: ResolvedSpec, now?: Date): Te
   const name = app.metadata.name ?? "";
   const names = childNames(name);
   const canary = app.status?.canary;
-  const began = canary === undefined ? undefined : (canary.stepBeganAt ?? canary.stepStartedAt);
+  const began = canary === undefined ? undefined : stepWindowStart(canary);
   const window = stepWindow(began, now, spec.analysis.intervalSeconds);
   const end = now?.getTime() ?? 0;
   const beganMs = began === undefined ? NaN : Date.parse(began);
@@ -139,4 +139,15 @@ export function templateVars(app: CanaryApp, spec: ResolvedSpec, now?: Date): Te
     stepWindow: window,
     stepStart: String(Math.floor(startMs / 1000)),
   };
+}
+
+/**
+ * Where `{{stepWindow}}` begins: when the step's weight began to apply (`stepBeganAt`), or, when the route
+ * was observed carrying it later than that (a controller that died before applying it), that moment: the
+ * window then covers only traffic at the step's weight.
+ */
+function stepWindowStart(canary: CanaryState): string {
+  const began = canary.stepBeganAt ?? canary.stepStartedAt;
+  const routed = canary.stepRoutedAt;
+  return routed !== undefined && Date.parse(routed) > Date.parse(began) ? routed : began;
 }
