@@ -400,7 +400,26 @@ describe("crash replay: die between persist and act, for any time", () => {
           checkRoute(world, stepWeights, intervalSeconds);
         },
       ),
-      { numRuns: 300 },
+      {
+        numRuns: 300,
+        examples: [
+          // The case: the 30 % step decided, the controller dead before the apply, its successor a
+          // minute late (the old clock judged the step at once: the route went 20 → 40 %).
+          [
+            { interval: "5s", stepWeights: [10, 20, 30, 40, 50], readyDelay: 1 },
+            [
+              { kind: "reconcile" },
+              { kind: "tick", seconds: 1 },
+              { kind: "reconcile" },
+              { kind: "tick", seconds: 5 },
+              { kind: "reconcile" },
+              { kind: "tick", seconds: 5 },
+              { kind: "crash", delay: 60 },
+              { kind: "reconcile" },
+            ],
+          ],
+        ],
+      },
     );
   });
 });
