@@ -507,6 +507,11 @@ describe("stepClockStart: when does a step's clock start?", () => {
         canary: { stepStartedAt: "2026-03-01T12:01:00.000Z", stepRoutedAt: "2026-03-01T12:00:00.500Z" },
         want: "2026-03-01T12:01:00.000Z",
       },
+      {
+        name: "an unreadable decision time counts as the epoch: from the route",
+        canary: { stepStartedAt: "garbage", stepRoutedAt: "2026-03-01T12:00:00.500Z" },
+        want: "2026-03-01T12:00:00.500Z",
+      },
     ];
   for (const c of cases) test(c.name, () => assert.equal(stepClockStart(c.canary), c.want));
 });

@@ -17,7 +17,7 @@ import { ANNOTATIONS } from "../api/types.js";
 import type { CanaryStage, CanaryState } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import { describeResult } from "./analysis.js";
-import { secondsUntil } from "./time.js";
+import { later, secondsUntil } from "./time.js";
 import type { Weights } from "./types.js";
 
 /** The stages in which the image is still under test: they can be paused, promoted early or superseded. */
@@ -108,8 +108,7 @@ export interface TestFailure {
  */
 export function stepClockStart(canary: Pick<CanaryState, "stepStartedAt" | "stepRoutedAt">): string | undefined {
   const routed = canary.stepRoutedAt;
-  if (routed === undefined) return undefined;
-  return Date.parse(routed) > Date.parse(canary.stepStartedAt) ? routed : canary.stepStartedAt;
+  return routed === undefined ? undefined : later(canary.stepStartedAt, routed);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ResolvedSpec } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
 import type { CanaryApp, CanaryState } from "../api/types.js";
 import { childNames } from "../api/meta.js";
+import { later } from "./time.js";
 
 /** The values a query template may use, as `{{name}}`. */
 export interface TemplateVars {
@@ -148,6 +149,5 @@ export function templateVars(app: CanaryApp, spec: ResolvedSpec, now?: Date): Te
  */
 function stepWindowStart(canary: CanaryState): string {
   const began = canary.stepBeganAt ?? canary.stepStartedAt;
-  const routed = canary.stepRoutedAt;
-  return routed !== undefined && Date.parse(routed) > Date.parse(began) ? routed : began;
+  return canary.stepRoutedAt === undefined ? began : later(began, canary.stepRoutedAt);
 }
