@@ -354,7 +354,10 @@ export interface CanaryState {
   step: number;
   /** When this test started (secondary requested). */
   startedAt: string;
-  /** When the current stage or step began; the next step is due one interval later. */
+  /**
+   * When the current stage or step was decided, or the step's last analysis ran. The next analysis is due
+   * one interval after the later of this and `stepRoutedAt`.
+   */
   stepStartedAt: string;
   /** Set while the paused annotation holds; on resume the step timer restarts. */
   pausedAt?: string;
@@ -365,6 +368,13 @@ export interface CanaryState {
    * on with every analysis; this stays until the step changes, so evidence gathers over the whole step.
    */
   stepBeganAt?: string;
+  /**
+   * Stepping and AwaitingPromotion: when the route (the VirtualService, as observed) was first seen
+   * carrying the weight this step gives the secondary. Absent until then: a step decided but not yet on
+   * the route (a controller that died between the status write and the apply) is not judged, and its
+   * interval and `{{stepWindow}}` run from this moment, not from the decision.
+   */
+  stepRoutedAt?: string;
   /** Analyses of this step that could not reach a verdict, in a row; absent after a verdict. */
   inconclusive?: InconclusiveRecord;
   /**

@@ -55,6 +55,7 @@ export function analysisStep(app: CanaryApp, checks: readonly RenderedCheck[]): 
     canary?.stage ?? null,
     canary?.step ?? null,
     canary?.stepStartedAt ?? null,
+    canary?.stepRoutedAt ?? null,
     // A gate held by a webhook is asked again later: each ask is a run of its own.
     canary?.gates?.waiting?.checkedAt ?? null,
     checks,

@@ -9,10 +9,13 @@ import {
   promotionDue,
   promotionGateReached,
   rollbackDue,
+  routeCarries,
   secondaryRemovable,
+  stepClockStart,
   stepComplete,
   stepDue,
 } from "./decisions.js";
+import type { Weights } from "./types.js";
 
 /*
  * One table per question. The baseline is a test of v2 stepping at step 1 of 5, secondary ready (and
@@ -51,6 +54,7 @@ function facts(over: Partial<Omit<TestFacts, "progress">> = {}, progress: Partia
     progress: {
       readinessChanged: false,
       deadlinePassed: false,
+      routed: true,
       intervalPassed: true,
       inconclusiveAnalyses: 0,
       noVerdictDeadlinePassed: false,
@@ -65,6 +69,11 @@ describe("stepComplete: when does a step end?", () => {
   const cases: { name: string; f: TestFacts; want: boolean }[] = [
     { name: "one interval at the step's weight", f: facts(), want: true },
     { name: "before the interval", f: facts({}, { intervalPassed: false }), want: false },
+    {
+      name: "decided but never seen on the route (however long ago)",
+      f: facts({}, { routed: false, intervalPassed: true }),
+      want: false,
+    },
     { name: "paused", f: facts({ paused: true }), want: false },
     { name: "secondary not ready", f: facts({ secondaryReady: false }), want: false },
     { name: "readiness just changed (the step restarts)", f: facts({}, { readinessChanged: true }), want: false },
@@ -595,4 +604,43 @@ describe("gateDue: when does a webhook hold the test?", () => {
       undefined,
     );
   });
+});
+
+describe("stepClockStart: when does a step's clock start?", () => {
+  const cases: { name: string; canary: { stepStartedAt: string; stepRoutedAt?: string }; want: string | undefined }[] =
+    [
+      {
+        name: "not seen on the route: not started",
+        canary: { stepStartedAt: "2026-03-01T12:00:00.000Z" },
+        want: undefined,
+      },
+      {
+        name: "seen on the route after the decision: from the route",
+        canary: { stepStartedAt: "2026-03-01T12:00:00.000Z", stepRoutedAt: "2026-03-01T12:05:00.000Z" },
+        want: "2026-03-01T12:05:00.000Z",
+      },
+      {
+        name: "an analysis (or a resume) after the route was seen: from that",
+        canary: { stepStartedAt: "2026-03-01T12:01:00.000Z", stepRoutedAt: "2026-03-01T12:00:00.500Z" },
+        want: "2026-03-01T12:01:00.000Z",
+      },
+      {
+        name: "an unreadable decision time counts as the epoch: from the route",
+        canary: { stepStartedAt: "garbage", stepRoutedAt: "2026-03-01T12:00:00.500Z" },
+        want: "2026-03-01T12:00:00.500Z",
+      },
+    ];
+  for (const c of cases) test(c.name, () => assert.equal(stepClockStart(c.canary), c.want));
+});
+
+describe("routeCarries", () => {
+  const cases: { name: string; routed: Weights | null; want: boolean }[] = [
+    { name: "the planned split", routed: { primary: 80, secondary: 20 }, want: true },
+    { name: "the previous step's split", routed: { primary: 90, secondary: 10 }, want: false },
+    { name: "a split that does not sum up", routed: { primary: 100, secondary: 20 }, want: false },
+    { name: "no route", routed: null, want: false },
+  ];
+  for (const c of cases) {
+    test(c.name, () => assert.equal(routeCarries(c.routed, { primary: 80, secondary: 20 }), c.want));
+  }
 });

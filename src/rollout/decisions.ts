@@ -2,7 +2,7 @@
  * The rollout's decisions, one function per question a user asks:
  *
  * - when does a step begin?        {@link stepDue}
- * - when does a step end?          {@link stepComplete} (its analysis is due)
+ * - when does a step end?          {@link stepComplete} (its analysis is due), timed by {@link stepClockStart}
  * - when does it promote?          {@link promotionDue} (and {@link promoteRefusal}: why a request is not followed)
  * - when does it wait for a person? {@link promotionGateReached}
  * - when does a webhook hold it?   {@link gateDue} (confirm-rollout, pre-rollout, confirm-promotion)
@@ -18,7 +18,8 @@ import { ANNOTATIONS } from "../api/types.js";
 import type { CanaryStage, CanaryState, MetricResult, WebhookType } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import { describeResult } from "./analysis.js";
-import { secondsUntil } from "./time.js";
+import { later, secondsUntil } from "./time.js";
+import type { Weights } from "./types.js";
 
 /** The stages in which the image is still under test: they can be paused, promoted early or superseded. */
 export function isTesting(stage: CanaryStage): boolean {
@@ -80,7 +81,9 @@ export interface Progress {
   readinessChanged: boolean;
   /** The progress deadline has passed since the current step (or wait) began. */
   deadlinePassed: boolean;
-  /** One analysis interval has passed since the current step began. */
+  /** The route has been observed carrying the current step's weight (`stepRoutedAt` is recorded). */
+  routed: boolean;
+  /** One analysis interval has passed since the step's clock started ({@link stepClockStart}). */
   intervalPassed: boolean;
   /** The judged analysis of this step, when the step is complete and its analysis ran. */
   verdict?: Verdict;
@@ -155,9 +158,31 @@ export interface TestFailure {
 }
 
 /**
- * When does a step end? Once the secondary has carried the step's weight for one whole interval: the
- * test is stepping, not paused, the spec's checks can run, and the secondary is (still) ready. Its
- * analysis is then due; the verdict decides what comes next (stepDue, promotionDue, rollbackDue).
+ * When does a step's clock start? When the route was first observed carrying the step's weight
+ * (`stepRoutedAt`), not when the step was decided: the status is written before the route (ADR 0001), so
+ * a controller that dies in between leaves a step that is decided but carries no traffic, however long its
+ * successor takes to come. After an analysis that keeps the step (or a resume from pause) the clock starts
+ * again at that moment (`stepStartedAt`), whichever is later. Undefined while the route has not been
+ * observed with the weight: the step is then not timed at all, and the plan applies the route again.
+ */
+export function stepClockStart(canary: Pick<CanaryState, "stepStartedAt" | "stepRoutedAt">): string | undefined {
+  const routed = canary.stepRoutedAt;
+  return routed === undefined ? undefined : later(canary.stepStartedAt, routed);
+}
+
+/**
+ * Is the route observed carrying the step's weight? Both halves must match the plan's split; a missing
+ * route carries nothing.
+ */
+export function routeCarries(routed: Weights | null, planned: Weights): boolean {
+  return routed !== null && routed.secondary === planned.secondary && routed.primary === planned.primary;
+}
+
+/**
+ * When does a step end? Once the route has been observed carrying the step's weight and has carried it
+ * for one whole interval: the test is stepping, not paused, the spec's checks can run, and the secondary
+ * is (still) ready. Its analysis is then due; the verdict decides what comes next (stepDue, promotionDue,
+ * rollbackDue). A step decided but not yet seen on the route never ends, whatever the time.
  */
 export function stepComplete(f: TestFacts): boolean {
   const p = f.progress;
@@ -168,6 +193,7 @@ export function stepComplete(f: TestFacts): boolean {
     f.specValid &&
     f.secondaryReady &&
     !p.readinessChanged &&
+    p.routed &&
     p.intervalPassed
   );
 }
@@ -451,8 +477,8 @@ function gateRecheckSeconds({ canary, analysis, now }: RequeueFacts): number | u
 function requeueForStage(facts: RequeueFacts): number | undefined {
   const { canary, analysis } = facts;
   if (canary === undefined) return undefined;
-  const until = (seconds: number): number => {
-    const left = secondsUntil(facts.now, canary.stepStartedAt, seconds);
+  const until = (seconds: number, since = canary.stepStartedAt): number => {
+    const left = secondsUntil(facts.now, since, seconds);
     return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;
   };
   const paused = canary.pausedAt !== undefined;
@@ -462,7 +488,11 @@ function requeueForStage(facts: RequeueFacts): number | undefined {
     case "Stepping":
       if (paused) return undefined;
       if (!facts.secondaryReady) return until(analysis.progressDeadlineSeconds);
-      return facts.invalid ? undefined : until(analysis.intervalSeconds);
+      if (facts.invalid) return undefined;
+      // A step not yet seen on the route is due one interval after it is, so never before one interval
+      // after its decision; the route's update itself triggers the reconcile that records it, and a route
+      // still not right by then is looked at again soon (OVERDUE_SECONDS) while the plan re-applies it.
+      return until(analysis.intervalSeconds, stepClockStart(canary) ?? canary.stepStartedAt);
     case "AwaitingPromotion":
       return paused || facts.secondaryReady ? undefined : until(analysis.progressDeadlineSeconds);
     case "Promoting": {

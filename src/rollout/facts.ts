@@ -3,7 +3,7 @@ import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { consumed } from "./context.js";
 import type { Progress, TestFacts } from "./decisions.js";
-import { GATE_TYPES } from "./decisions.js";
+import { GATE_TYPES, stepClockStart } from "./decisions.js";
 import { secondaryReady } from "./observation.js";
 import { hasElapsed } from "./time.js";
 
@@ -45,10 +45,12 @@ export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
   const wasReady = (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
   const deadline = ctx.spec.analysis.progressDeadlineSeconds;
   const inconclusive = canary.inconclusive;
+  const clock = stepClockStart(canary);
   return {
     readinessChanged: ready !== wasReady,
     deadlinePassed: hasElapsed(ctx.now, canary.stepStartedAt, deadline),
-    intervalPassed: hasElapsed(ctx.now, canary.stepStartedAt, ctx.spec.analysis.intervalSeconds),
+    routed: clock !== undefined,
+    intervalPassed: clock !== undefined && hasElapsed(ctx.now, clock, ctx.spec.analysis.intervalSeconds),
     inconclusiveAnalyses: inconclusive?.count ?? 0,
     noVerdictDeadlinePassed: inconclusive !== undefined && hasElapsed(ctx.now, inconclusive.since, deadline),
   };

@@ -58,6 +58,8 @@ export class FakeWorld {
   route: Weights | null = null;
   quirks: Quirks = {};
   readonly steps: Step[] = [];
+  /** Every change of the route as applied (not as planned), with the time it took effect. */
+  readonly routeLog: { time: number; weights: Weights }[] = [];
 
   constructor(
     public app: CanaryApp,
@@ -68,7 +70,7 @@ export class FakeWorld {
   /** A primary already running `image`, adopted or promoted earlier. */
   withPrimary(image: string): this {
     this.primary = { image, replicas: this.app.spec.replicas ?? 1, readyAt: 0 };
-    this.route = { primary: 100, secondary: 0 };
+    this.setRoute({ primary: 100, secondary: 0 });
     return this;
   }
 
@@ -124,12 +126,20 @@ export class FakeWorld {
   private act(p: Plan): void {
     this.primary = this.rollOut(this.primary, p.primary);
     this.secondary = p.secondary === null ? null : this.rollOut(this.secondary, p.secondary);
-    if (!this.quirks.staleRoute) this.route = { ...p.weights };
+    if (!this.quirks.staleRoute) this.setRoute(p.weights);
     if (p.removeAnnotations.length > 0) {
       const annotations = { ...this.app.metadata.annotations };
       for (const key of p.removeAnnotations) delete annotations[key];
       this.app = { ...this.app, metadata: { ...this.app.metadata, annotations } };
     }
+  }
+
+  private setRoute(weights: Weights): void {
+    const last = this.routeLog.at(-1)?.weights;
+    if (last?.primary !== weights.primary || last.secondary !== weights.secondary) {
+      this.routeLog.push({ time: this.time, weights: { ...weights } });
+    }
+    this.route = { ...weights };
   }
 
   private rollOut(current: FakeDeployment | null, wanted: { image: string; replicas: number }): FakeDeployment {

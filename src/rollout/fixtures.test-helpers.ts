@@ -69,8 +69,15 @@ export function planInput(app: CanaryApp, observed: Observation, now: Date): Pla
   return { app, spec: withDefaults(app.spec), observed, now };
 }
 
-/** A status with a test of V2 in progress (primary V1), as the planner itself would have written it. */
+/**
+ * A status with a test of V2 in progress (primary V1), as the planner itself would have written it. A
+ * stepping test's route was observed carrying its step's weight as the step began (`stepRoutedAt`),
+ * unless `canary` says otherwise (`stepRoutedAt: undefined` for a step not yet seen on the route).
+ */
 export function testing(canary: Partial<CanaryState>, extra: Partial<CanaryAppStatus> = {}): CanaryAppStatus {
+  const stage = canary.stage ?? "Stepping";
+  const began = canary.stepBeganAt ?? canary.stepStartedAt ?? iso(0);
+  const routedSince = stage === "Stepping" || stage === "AwaitingPromotion" ? { stepRoutedAt: began } : {};
   const state: CanaryState = {
     image: V2,
     stage: "Stepping",
@@ -78,8 +85,10 @@ export function testing(canary: Partial<CanaryState>, extra: Partial<CanaryAppSt
     startedAt: iso(0),
     stepStartedAt: iso(0),
     failedChecks: 0,
+    ...routedSince,
     ...canary,
   };
+  if (state.stepRoutedAt === undefined) delete state.stepRoutedAt;
   const secondary =
     state.stage === "Stepping" || state.stage === "AwaitingPromotion" || state.stage === "Promoting"
       ? [10, 20, 30, 40, 50][Math.max(0, Math.min(state.step, 4))]!

@@ -2,9 +2,10 @@ import type { CanaryState } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
 import type { TestFailure } from "./decisions.js";
-import { isEnding, secondaryRemovable } from "./decisions.js";
+import { isEnding, routeCarries, secondaryRemovable } from "./decisions.js";
 import { recordFailedImage } from "./failed-images.js";
 import { trafficDrained } from "./observation.js";
+import type { Weights } from "./types.js";
 
 /** "at step 3 of 5" (steps count from 1 for people), or "before the first step". */
 export function stepLabel(ctx: PlanContext, canary: CanaryState): string {
@@ -120,4 +121,17 @@ export function finishIfDrained(ctx: PlanContext, canary: CanaryState): void {
   const message = `rolled back ${canary.image} (${outcome.reason}): ${outcome.message}; traffic is back on ${primary}`;
   emit(ctx, "Warning", "RolledBack", message);
   ctx.ended = { reason: outcome.result === "Aborted" ? "Aborted" : "RolledBack", message, image: canary.image };
+}
+
+/**
+ * Records when the route was first observed carrying the weights this plan routes by for the current step
+ * (`stepRoutedAt`, which starts the step's clock: stepClockStart). A plan that moves the weight observes
+ * the route as it was, so the record goes until a later observation shows the new weight; a route seen
+ * carrying something else (an apply that never happened, a hand edit being repaired) clears it too, and
+ * the step is timed again from when the route is right. Only the stepping stages time steps by the route.
+ */
+export function recordRouted(ctx: PlanContext, canary: CanaryState, planned: Weights): void {
+  const timed = canary.stage === "Stepping" || canary.stage === "AwaitingPromotion";
+  if (timed && routeCarries(ctx.observed.routedWeights, planned)) canary.stepRoutedAt ??= ctx.at;
+  else delete canary.stepRoutedAt;
 }

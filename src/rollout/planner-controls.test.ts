@@ -286,8 +286,11 @@ describe("retry", () => {
       now: 5,
     };
     const stepping = runPlan(s2);
+    // The route's update brings the reconcile that sees the step on it.
+    const s3: Scenario = { ...afterPersist(s2, stepping), observed: { ...s2.observed, routedWeights: routed(10) } };
+    const routedPlan = runPlan(s3);
     const failed = runPlan({
-      ...afterPersist(s2, stepping),
+      ...afterPersist(s3, routedPlan),
       observed: { secondary: deployment(V2), routedWeights: routed(10), analysis: [failing()] },
       now: 35,
     });

@@ -80,6 +80,68 @@ describe("analysisDue", () => {
   });
 });
 
+describe("a step is timed from the route, not from the decision", () => {
+  // Step 2 (30 %) was decided at 30 and its status written; the controller died before the apply, so the
+  // route still carries step 1's 20 %. Its successor comes `later` seconds afterwards.
+  const decided = (later: number, routedWeight = 20, analysis?: MetricResult[]): Scenario =>
+    stepping(2, {
+      status: testing({
+        stage: "Stepping",
+        step: 2,
+        stepStartedAt: iso(30),
+        stepBeganAt: iso(30),
+        stepRoutedAt: undefined,
+      }),
+      observed: {
+        secondary: deployment(V2),
+        routedWeights: routed(routedWeight),
+        ...(analysis ? { analysis: [evidence(), ...analysis] } : {}),
+      },
+      now: 30 + later,
+    });
+
+  for (const later of [0, 29, 31, 300, 86_400]) {
+    test(`the route still on the previous step ${later}s after the decision: not judged, the route applied again`, () => {
+      const s = decided(later);
+      assert.equal(due(s), false);
+      const p = runPlan(s);
+      assert.equal(p.status.canary?.step, 2);
+      assert.equal(p.status.canary?.stepRoutedAt, undefined);
+      assert.deepEqual(p.weights, { primary: 70, secondary: 30 });
+      assert.deepEqual(p.events, []);
+      assert.equal(p.requeueAfterSeconds, later < 30 ? 30 - later : 1);
+    });
+  }
+
+  test("seen on the route at last: recorded once, and judged one whole interval after that", () => {
+    const seen = decided(300, 30);
+    assert.equal(due(seen), false, "seen now: the interval starts now");
+    const p = runPlan(seen);
+    assert.equal(p.status.canary?.stepRoutedAt, iso(330));
+    assert.deepEqual(p.events, []);
+    assert.equal(p.requeueAfterSeconds, 30);
+    const replayed = runPlan(afterPersist({ ...seen, now: 340 }, p));
+    assert.equal(replayed.status.canary?.stepRoutedAt, iso(330), "the first sighting stays");
+    const before = { ...afterPersist(seen, p), now: 359 };
+    assert.equal(due(before), false);
+    const after = { ...afterPersist(seen, p), now: 360 };
+    assert.equal(due(after), true);
+    const judged = runPlan({ ...after, observed: { ...after.observed, analysis: [evidence(), passing()] } });
+    assert.equal(judged.status.canary?.step, 3);
+    assert.equal(judged.status.canary?.stepRoutedAt, undefined, "step 3 is not on the route yet");
+  });
+
+  test("a route that stops carrying the step's weight (a hand edit) times the step again once repaired", () => {
+    const s = stepping(1, { status: testing({ stage: "Stepping", step: 1, stepStartedAt: iso(0) }), now: 20 });
+    const edited = runPlan({ ...s, observed: { ...s.observed, routedWeights: routed(0) } });
+    assert.equal(edited.status.canary?.stepRoutedAt, undefined);
+    assert.deepEqual(edited.weights, { primary: 80, secondary: 20 });
+    const repaired = runPlan({ ...afterPersist(s, edited), now: 25 });
+    assert.equal(repaired.status.canary?.stepRoutedAt, iso(25));
+    assert.equal(repaired.requeueAfterSeconds, 30);
+  });
+});
+
 describe("stepping", () => {
   const advances = [
     { from: 0, to: 1, weight: 20 },

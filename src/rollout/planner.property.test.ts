@@ -298,3 +298,128 @@ describe("planner properties over random worlds", () => {
     );
   });
 });
+
+/** What happens to the controller between two reconciles in the crash-replay property. */
+type Life =
+  | { kind: "reconcile" }
+  | { kind: "tick"; seconds: number }
+  /** The controller dies between the status write and the apply; its successor runs `delay` seconds later. */
+  | { kind: "crash"; delay: number }
+  | { kind: "image"; image: string }
+  | { kind: "analyst"; mode: "pass" | "fail" };
+
+const life: fc.Arbitrary<Life> = fc.oneof(
+  { weight: 10, arbitrary: fc.constant<Life>({ kind: "reconcile" }) },
+  { weight: 6, arbitrary: fc.integer({ min: 0, max: 40 }).map<Life>((seconds) => ({ kind: "tick", seconds })) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .oneof(
+        fc.integer({ min: 0, max: 5 }),
+        fc.integer({ min: 0, max: 3600 }),
+        // Status keeps whole milliseconds.
+        fc.integer({ min: 0, max: 60_000 }).map((ms) => ms / 1000),
+      )
+      .map<Life>((delay) => ({ kind: "crash", delay })),
+  },
+  { weight: 1, arbitrary: images.map<Life>((image) => ({ kind: "image", image })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<"pass" | "fail">("pass", "fail").map<Life>((mode) => ({ kind: "analyst", mode })),
+  },
+);
+
+/**
+ * The route as applied, read as tests: every weight the secondary got follows the plan (the first step's
+ * weight from 0, then each next step's), and each step's weight stayed on the route for at least one
+ * interval before the next one replaced it.
+ */
+function checkRoute(world: FakeWorld, planned: readonly number[], intervalSeconds: number): void {
+  const log = world.routeLog;
+  const shown = log.map((e) => `${e.weights.secondary}@${e.time}`).join(" → ");
+  for (let i = 1; i < log.length; i++) {
+    const before = log[i - 1];
+    const after = log[i];
+    if (before === undefined || after === undefined) continue;
+    const [from, to] = [before.weights.secondary, after.weights.secondary];
+    if (to === 0 || to < from) continue;
+    const expected = from === 0 ? planned[0] : planned[planned.indexOf(from) + 1];
+    assert.equal(to, expected, `the route went ${from} → ${to}, skipping a step: ${shown}`);
+    if (from > 0) {
+      // The world's clock adds floating seconds: a difference of 30 may come out as 29.99999999999997.
+      assert.ok(
+        after.time - before.time >= intervalSeconds - 1e-9,
+        `${from}% was on the route ${after.time - before.time}s, less than the ${intervalSeconds}s interval: ${shown}`,
+      );
+    }
+  }
+}
+
+describe("crash replay: die between persist and act, for any time", () => {
+  test("the route's sequence is the plan's and each step carries its weight for a whole interval", () => {
+    const start = fc.record({
+      interval: fc.constantFrom("5s", "10s", "30s"),
+      stepWeights: fc.constantFrom<number[]>([10, 20, 30, 40, 50], [50], [5, 25, 60], [1, 2, 3, 4, 99]),
+      readyDelay: fc.constantFrom(1, 5, 45),
+    });
+    fc.assert(
+      fc.property(
+        start,
+        fc.array(life, { minLength: 5, maxLength: 120 }),
+        ({ interval, stepWeights, readyDelay }, lives) => {
+          const analysis: AnalysisSpec = { interval, stepWeights, threshold: 1 };
+          const world = new FakeWorld(makeApp({ image: V1, analysis }), readyDelay, analystFor("pass"));
+          const intervalSeconds = parseDurationSeconds(interval);
+          world.runToRest();
+          world.setImage(V2);
+          for (const l of lives) {
+            switch (l.kind) {
+              case "reconcile":
+                world.reconcile();
+                break;
+              case "tick":
+                world.time += l.seconds;
+                break;
+              case "crash":
+                world.quirks = { crashAfterPersist: true };
+                world.reconcile();
+                world.quirks = {};
+                world.time += l.delay;
+                break;
+              case "image":
+                world.setImage(l.image);
+                break;
+              case "analyst":
+                world.analyst = analystFor(l.mode);
+                break;
+            }
+          }
+          world.analyst = analystFor("pass");
+          world.runToRest();
+          assert.equal(world.app.status?.canary, undefined, "a test never ended");
+          checkRoute(world, stepWeights, intervalSeconds);
+        },
+      ),
+      {
+        numRuns: 300,
+        examples: [
+          // The issue's case: the 30 % step decided, the controller dead before the apply, its successor a
+          // minute late (the old clock judged the step at once: the route went 20 → 40 %).
+          [
+            { interval: "5s", stepWeights: [10, 20, 30, 40, 50], readyDelay: 1 },
+            [
+              { kind: "reconcile" },
+              { kind: "tick", seconds: 1 },
+              { kind: "reconcile" },
+              { kind: "tick", seconds: 5 },
+              { kind: "reconcile" },
+              { kind: "tick", seconds: 5 },
+              { kind: "crash", delay: 60 },
+              { kind: "reconcile" },
+            ],
+          ],
+        ],
+      },
+    );
+  });
+});

@@ -18,7 +18,7 @@ import {
 import { findFailedImage } from "./failed-images.js";
 import type { GateType } from "./decisions.js";
 import { isEnding, requeueAfterSeconds } from "./decisions.js";
-import { finishIfDrained, startTest } from "./lifecycle.js";
+import { finishIfDrained, recordRouted, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning, secondaryReady } from "./observation.js";
 import { derivePhase } from "./phase.js";
@@ -186,6 +186,7 @@ function assemble(ctx: PlanContext): Plan {
   const primaryImage = status.primaryImage ?? spec.image;
   const ready = canary !== undefined && secondaryReady(observed, canary.image);
   const weights = splitWeights(secondaryWeight(canary, spec.analysis.weights, ready));
+  if (canary !== undefined) recordRouted(ctx, canary, weights);
   const overdue = canary !== undefined && promotionOverdue(ctx, canary);
   const invalid = ctx.problems.length > 0;
   const specImageFailed = spec.image !== primaryImage && findFailedImage(status.failedImages, spec.image) !== undefined;

@@ -101,6 +101,13 @@ describe("templateVars", () => {
     assert.equal(vars.stepStart, String(Math.floor(at(10).getTime() / 1000)));
   });
 
+  test("a step seen on the route after it began (a controller died before applying it) counts from the route", () => {
+    const app = makeApp({ status: testing({ stepBeganAt: iso(10), stepStartedAt: iso(10), stepRoutedAt: iso(25) }) });
+    const vars = templateVars(app, withDefaults(app.spec), at(55));
+    assert.equal(vars.stepWindow, "30s");
+    assert.equal(vars.stepStart, String(Math.floor(at(25).getTime() / 1000)));
+  });
+
   test("a step without stepBeganAt (written by an older controller) counts from stepStartedAt", () => {
     const app = makeApp({ status: testing({ stepStartedAt: iso(0) }) });
     assert.equal(templateVars(app, withDefaults(app.spec), at(30)).stepWindow, "30s");

@@ -1,7 +1,8 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp, CanaryState } from "../api/types.js";
 import { childNames } from "../api/meta.js";
+import { later } from "./time.js";
 
 /** The values a query template may use, as `{{name}}`. */
 export interface TemplateVars {
@@ -124,7 +125,7 @@ export function templateVars(app: CanaryApp, spec: ResolvedSpec, now?: Date): Te
   const name = app.metadata.name ?? "";
   const names = childNames(name);
   const canary = app.status?.canary;
-  const began = canary === undefined ? undefined : (canary.stepBeganAt ?? canary.stepStartedAt);
+  const began = canary === undefined ? undefined : stepWindowStart(canary);
   const window = stepWindow(began, now, spec.analysis.intervalSeconds);
   const end = now?.getTime() ?? 0;
   const beganMs = began === undefined ? NaN : Date.parse(began);
@@ -139,4 +140,14 @@ export function templateVars(app: CanaryApp, spec: ResolvedSpec, now?: Date): Te
     stepWindow: window,
     stepStart: String(Math.floor(startMs / 1000)),
   };
+}
+
+/**
+ * Where `{{stepWindow}}` begins: when the step's weight began to apply (`stepBeganAt`), or, when the route
+ * was observed carrying it later than that (a controller that died before applying it), that moment: the
+ * window then covers only traffic at the step's weight.
+ */
+function stepWindowStart(canary: CanaryState): string {
+  const began = canary.stepBeganAt ?? canary.stepStartedAt;
+  return canary.stepRoutedAt === undefined ? began : later(began, canary.stepRoutedAt);
 }

@@ -14,6 +14,11 @@ function millis(time: string): number {
   return Number.isNaN(parsed) ? 0 : parsed;
 }
 
+/** The later of two timestamps (the first when they are the same moment). */
+export function later(a: string, b: string): string {
+  return millis(b) > millis(a) ? b : a;
+}
+
 /** True once `seconds` have passed since `since`. */
 export function hasElapsed(now: Date, since: string, seconds: number): boolean {
   return now.getTime() >= millis(since) + seconds * 1000;

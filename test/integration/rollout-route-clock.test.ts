@@ -1,0 +1,190 @@
+/**
+ * A step decided (its status written) but never applied to the route, because the controller died in
+ * between, and a successor that comes long after the step's interval: the step is taken on the route and
+ * lasts its whole interval there, instead of being judged at once and skipped.
+ *
+ * The window between the two writes is held open by the API server itself: a ValidatingAdmissionPolicy
+ * refuses every change of the app's VirtualService, so the controller's status write of the next step goes
+ * through and its route apply does not; the controller is killed the moment the status names that step.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { AdmissionregistrationV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { childNames } from "../../src/api/meta.js";
+import { ISTIO_NETWORKING } from "../../src/router/istio.js";
+import { eventually, MERGE_PATCH, rejectionMessage } from "../support/kube.js";
+import { spawnController, type ControllerProcess } from "../support/process.js";
+import {
+  appSpec,
+  changeImage,
+  deployApp,
+  image,
+  INTERVAL_MS,
+  startRolloutEnv,
+  untilSettled,
+  untilWeight,
+  type RolloutEnv,
+} from "../support/rollout-env.js";
+import type { RolloutRecorder } from "../support/rollout-recorder.js";
+
+const HOLD_MESSAGE = "the test holds this route";
+/** How much later than the step's interval the successor starts. */
+const OUTAGE_MS = 3 * INTERVAL_MS;
+/**
+ * The recorder times each route change when its watch delivers it; two deliveries may be late by
+ * different amounts, so a step is measured to within this.
+ */
+const WATCH_JITTER_MS = 100;
+
+describe("rollout: a step's status written, its route never applied, the successor late", () => {
+  const name = "patient";
+  const v2 = image(name, "v2");
+  let env: RolloutEnv;
+  let recorder: RolloutRecorder;
+  const processes: ControllerProcess[] = [];
+  const policy = { name: "", binding: "" };
+
+  const start = (): ControllerProcess => {
+    const started = spawnController(
+      [`--kubeconfig=${process.env["KUBECONFIG"]}`, `--namespaces=${env.namespace}`, "--leader-elect=false"],
+      `${name}-controller-${processes.length + 1}`,
+    );
+    processes.push(started);
+    return started;
+  };
+
+  /** Whether the API server refuses a change of the app's VirtualService (a dry run, which admission sees). */
+  const routeRefused = async (): Promise<boolean> => {
+    try {
+      await env.kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
+        {
+          ...ISTIO_NETWORKING,
+          plural: "virtualservices",
+          namespace: env.namespace,
+          name: childNames(name).virtualService,
+          dryRun: "All",
+          body: { metadata: { annotations: { "test.canaryapp.io/probe": String(Date.now()) } } },
+        },
+        MERGE_PATCH,
+      );
+      return false;
+    } catch (error) {
+      if (rejectionMessage(error).includes(HOLD_MESSAGE)) return true;
+      throw error;
+    }
+  };
+
+  /** Makes the API server refuse every change of the app's VirtualService, and waits until it does. */
+  const holdRoute = async (): Promise<void> => {
+    const admission = env.kc.makeApiClient(AdmissionregistrationV1Api);
+    policy.name = `${env.namespace}-hold-route`;
+    policy.binding = policy.name;
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name: policy.name },
+        spec: {
+          failurePolicy: "Fail",
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: [ISTIO_NETWORKING.group],
+                apiVersions: ["*"],
+                operations: ["UPDATE"],
+                resources: ["virtualservices"],
+                resourceNames: [childNames(name).virtualService],
+              },
+            ],
+          },
+          validations: [{ expression: "false", message: HOLD_MESSAGE }],
+        },
+      },
+    });
+    await admission.createValidatingAdmissionPolicyBinding({
+      body: {
+        metadata: { name: policy.binding },
+        spec: {
+          policyName: policy.name,
+          validationActions: ["Deny"],
+          matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": env.namespace } } },
+        },
+      },
+    });
+    await eventually("the route refused", async () => ((await routeRefused()) ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+    });
+  };
+
+  const releaseRoute = async (): Promise<void> => {
+    if (policy.name === "") return;
+    const admission = env.kc.makeApiClient(AdmissionregistrationV1Api);
+    await admission.deleteValidatingAdmissionPolicyBinding({ name: policy.binding });
+    await admission.deleteValidatingAdmissionPolicy({ name: policy.name });
+    policy.name = "";
+    await eventually("the route accepted again", async () => ((await routeRefused()) ? undefined : true), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+    });
+  };
+
+  before(async () => {
+    env = await startRolloutEnv("rollout-route-clock", { controller: false });
+    start();
+    recorder = await deployApp(env, name, appSpec(env, name));
+  });
+  after(async () => {
+    await releaseRoute().catch(() => undefined);
+    await Promise.all(processes.map((p) => p.kill("SIGTERM")));
+    await env.stop();
+  });
+
+  test("the 30 % step reaches the route and lasts its interval there", { timeout: 90_000 }, async () => {
+    const patched = await changeImage(env, name, v2);
+    await untilWeight(recorder, 20);
+    await holdRoute();
+    // The next decision (30 %) is written to status; its apply is refused. Killed at once, the controller
+    // has no time for another decision (that takes a whole interval).
+    const decided = await recorder.until("the 30 % step decided", (r) =>
+      r.app?.status?.canary?.step === 2 ? Date.now() : undefined,
+    );
+    const killed = processes.at(-1);
+    assert.ok(killed !== undefined);
+    assert.equal(await killed.kill("SIGKILL"), null, "the controller died of the signal");
+    assert.deepEqual(recorder.currentWeights(), { primary: 80, secondary: 20 }, "the route still carries 20 %");
+    await releaseRoute();
+    const wait = decided + INTERVAL_MS + OUTAGE_MS - Date.now();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait)));
+    console.log(`# ${name}: the successor starts ${Date.now() - decided} ms after the 30 % step was decided`);
+    start();
+    const status = await untilSettled(recorder, "Healthy", patched);
+
+    assert.equal(status.primaryImage, v2);
+    assert.deepEqual(recorder.weightPairs(patched.at), [
+      [100, 0],
+      [90, 10],
+      [80, 20],
+      [70, 30],
+      [60, 40],
+      [50, 50],
+      [100, 0],
+    ]);
+    const steps = recorder.weights.filter((w) => w.at >= patched.at && w.value !== null);
+    // Every step, the last one too (its analysis, after a whole interval, began the promotion).
+    const lasted = steps.slice(0, -1).map((w, i) => ({
+      weight: w.value?.secondary,
+      ms: (steps[i + 1]?.at ?? 0) - w.at,
+    }));
+    console.log(`# ${name}: each step on the route: ${lasted.map((s) => `${s.weight}% ${s.ms} ms`).join(", ")}`);
+    for (const step of lasted) {
+      assert.ok(
+        step.ms >= INTERVAL_MS - WATCH_JITTER_MS,
+        `${step.weight}% was on the route ${step.ms} ms, less than the ${INTERVAL_MS} ms interval`,
+      );
+    }
+    assert.deepEqual(
+      recorder.primary.filter((p) => p.at >= patched.at).map((p) => p.value),
+      [v2],
+      "the primary went from v1 to v2 once",
+    );
+  });
+});
