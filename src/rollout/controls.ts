@@ -102,7 +102,14 @@ export function handlePromote(ctx: PlanContext, canary: CanaryState): void {
       emit(ctx, "Warning", "NothingToPromote", `${canary.image} is being rolled back; nothing to promote`);
       return;
     case "SpecImageChanged":
-      emit(ctx, "Warning", "PromoteRejected", `not promoting ${canary.image}: spec.image changed to ${ctx.spec.image}`);
+      emit(
+        ctx,
+        "Warning",
+        "PromoteRejected",
+        facts.image === ctx.spec.image
+          ? `not promoting ${canary.image}: the pod template changed (${facts.templateChanges ?? ""})`
+          : `not promoting ${canary.image}: spec.image changed to ${ctx.spec.image}`,
+      );
       return;
     case "SecondaryNotReady": {
       const again = annotateCommand(ctx, ANNOTATIONS.promote, "now");

@@ -4,6 +4,8 @@ import type { PlanContext } from "./context.js";
 import { consumed } from "./context.js";
 import type { Progress, TestFacts } from "./decisions.js";
 import { secondaryReady } from "./observation.js";
+import { describeChanges } from "./revision.js";
+import { specTemplate, templateChanged, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
 
 /**
@@ -16,6 +18,8 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     stage: canary.stage,
     image: canary.image,
     specImage: ctx.spec.image,
+    templateChanged: templateChanged(ctx, canary),
+    templateChanges: describeSpecChanges(ctx, canary),
     primaryImage: ctx.status.primaryImage,
     step: canary.step,
     steps: analysis.weights.length,
@@ -32,6 +36,10 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     trafficWithheld: canary.trafficWithheld === true,
     ...(progress !== undefined ? { progress } : {}),
   };
+}
+
+function describeSpecChanges(ctx: PlanContext, canary: CanaryState): string {
+  return templateChanged(ctx, canary) ? describeChanges(testedTemplate(ctx, canary), specTemplate(ctx)) : "";
 }
 
 /** The time and readiness evidence for moving the stage on (the verdict is added once the analysis ran). */

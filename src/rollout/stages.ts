@@ -8,6 +8,7 @@ import { progressOf, testFacts } from "./facts.js";
 import { enterFinalising, enterPromoting, finishIfDrained, startRollback } from "./lifecycle.js";
 import { primaryRunning, secondaryReady } from "./observation.js";
 import { stepWeight } from "./steps.js";
+import { deployedImage } from "./subject.js";
 import { hasElapsed } from "./time.js";
 
 /** The reason of the Progressing condition while a promotion's primary rollout is overdue. */
@@ -215,7 +216,7 @@ export function promotionOverdue(ctx: PlanContext, canary: CanaryState): boolean
  * the abort annotation returns the primary to the last promoted image if a person decides so.
  */
 function promote(ctx: PlanContext, canary: CanaryState): void {
-  if (primaryRunning(ctx.observed, canary.image)) {
+  if (primaryRunning(ctx.observed, deployedImage(canary.image, canary.digest))) {
     enterFinalising(ctx, canary);
     return;
   }

@@ -1,5 +1,5 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus, MetricResult, PodTemplateParts } from "../api/types.js";
 
 /** What the reconciler saw of one track's workload (a Deployment today), from the informer cache. */
 export interface WorkloadObservation {
@@ -32,6 +32,16 @@ export type QueryOutcome =
   | { kind: "empty" }
   | { kind: "error"; message: string };
 
+/** One pod of the secondary, as its status shows it. */
+export interface PodObservation {
+  /** The image of the app container in the pod's spec. */
+  image: string;
+  /** The app container's `status.containerStatuses[].imageID` ("" until the runtime reports it). */
+  imageID: string;
+  /** Ready, and not being deleted. */
+  ready: boolean;
+}
+
 export interface Observation {
   primary: WorkloadObservation | null;
   secondary: WorkloadObservation | null;
@@ -47,6 +57,8 @@ export interface Observation {
    * policy): the analysis cannot run, so no test takes traffic, and nothing is held against the image.
    */
   analysisRefused?: { reason: string; message: string };
+  /** The secondary's pods, when the reconciler watches them: the digest under test is read from them. */
+  secondaryPods?: PodObservation[];
 }
 
 export interface PlanInput {
@@ -68,6 +80,8 @@ export interface Plan {
   primary: { image: string; replicas: number };
   /** null: the secondary Deployment must not exist. */
   secondary: { image: string; replicas: number } | null;
+  /** The pod template (besides the image) each track's workload must have. */
+  templates?: { primary: PodTemplateParts; secondary: PodTemplateParts };
   /** The weights the VirtualService must carry. Always sums to 100. */
   weights: Weights;
   /** The complete next status (the reconciler writes it only when it differs from the current one). */

@@ -4,7 +4,7 @@ import { LABELS } from "../api/types.js";
 import type { ChildMeta } from "../api/meta.js";
 import { appRef, childLabels, childMeta, deploymentName } from "../api/meta.js";
 import type { WorkloadObservation } from "../rollout/types.js";
-import type { WorkloadTarget } from "./workload.js";
+import type { TrackWant, WorkloadTarget } from "./workload.js";
 
 /** The name of the app's container in both Deployments; the observer reads the image from it. */
 export const APP_CONTAINER = "app";
@@ -31,19 +31,15 @@ export interface DeploymentObject {
  * The primary or secondary Deployment. Pods carry Istio's `app` and `version` labels (telemetry and
  * DestinationRule subsets read them) besides the controller's own; user labels never override ours.
  */
-export function buildDeployment(
-  app: CanaryApp,
-  spec: ResolvedSpec,
-  track: Track,
-  want: { image: string; replicas: number },
-): DeploymentObject {
+export function buildDeployment(app: CanaryApp, spec: ResolvedSpec, track: Track, want: TrackWant): DeploymentObject {
   const { name } = appRef(app);
-  const pod = spec.pod;
+  const pod = want.template?.pod ?? spec.pod;
+  const port = want.template?.imageListenPort ?? spec.imageListenPort;
   const selector = { [LABELS.app]: name, [LABELS.track]: track };
   const container: Record<string, unknown> = {
     name: APP_CONTAINER,
     image: want.image,
-    ports: [{ name: "http", containerPort: spec.imageListenPort, protocol: "TCP" }],
+    ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
     ...(pod.command ? { command: pod.command } : {}),
     ...(pod.args ? { args: pod.args } : {}),
     ...(pod.env ? { env: pod.env } : {}),
@@ -115,6 +111,7 @@ export function observeDeployment(object: unknown): WorkloadObservation | null {
 export const deploymentTarget: WorkloadTarget = {
   apiVersion: "apps/v1",
   kind: "Deployment",
+  appContainer: APP_CONTAINER,
   desired: buildDeployment,
   observe: observeDeployment,
 };
