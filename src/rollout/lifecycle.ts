@@ -5,7 +5,7 @@ import type { TestFailure } from "./decisions.js";
 import { isEnding, secondaryRemovable } from "./decisions.js";
 import { recordFailedImage } from "./failed-images.js";
 import { trafficDrained } from "./observation.js";
-import { settingsRevisionOf } from "./revision.js";
+import { revisionOf, settingsRevisionOf } from "./revision.js";
 import { observedDigest, primaryRecord, testTemplateFields, testedTemplate } from "./subject.js";
 
 /** "at step 3 of 5" (steps count from 1 for people), or "before the first step". */
@@ -62,7 +62,7 @@ export function startRollback(ctx: PlanContext, canary: CanaryState, failure: Te
     ...(canary.digest !== undefined ? { digest: canary.digest } : {}),
     ...(canary.template !== undefined
       ? {
-          revision: canary.revision ?? "",
+          revision: canary.revision ?? revisionOf(canary.image, canary.template),
           settingsRevision: settingsRevisionOf(canary.template),
           changes: canary.changes ?? "",
         }

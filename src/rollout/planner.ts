@@ -123,6 +123,14 @@ function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean } {
  * it against).
  */
 function settlePrimaryImage(ctx: PlanContext): void {
+  adoptPrimaryImage(ctx);
+  // A status from before the primary's template was recorded: the primary runs spec's (it always did).
+  if (ctx.status.primary === undefined) {
+    ctx.status.primary = primaryRecord(ctx.status.primaryImage ?? ctx.spec.image, specTemplate(ctx));
+  }
+}
+
+function adoptPrimaryImage(ctx: PlanContext): void {
   if (ctx.status.primaryImage !== undefined) return;
   const running = ctx.observed.primary?.image;
   if (running !== undefined && running !== "") {
@@ -132,8 +140,6 @@ function settlePrimaryImage(ctx: PlanContext): void {
     ctx.status.primaryImage = ctx.spec.image;
     emit(ctx, "Normal", "Initializing", `deploying ${ctx.spec.image} on the primary (the first image is not tested)`);
   }
-  // A status from before the primary's template was recorded: the primary runs spec's (it always did).
-  if (ctx.status.primary === undefined) ctx.status.primary = primaryRecord(ctx.status.primaryImage, specTemplate(ctx));
 }
 
 function runTest(ctx: PlanContext, canary: CanaryState): void {
