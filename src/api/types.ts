@@ -46,6 +46,9 @@ export const ANNOTATIONS = {
  */
 export const ADOPT_ANNOTATION = "canaryapp.io/adopt";
 
+/** On each workload the controller applies: the revision of the pod template it was given (ADR 0011). */
+export const REVISION_ANNOTATION = "canaryapp.io/revision";
+
 export interface ObjectMeta {
   name?: string;
   namespace?: string;

@@ -5,7 +5,7 @@ import { consumed } from "./context.js";
 import type { Progress, TestFacts } from "./decisions.js";
 import { secondaryReady } from "./observation.js";
 import { describeChanges } from "./revision.js";
-import { specTemplate, templateChanged, testedTemplate } from "./subject.js";
+import { secondaryRevision, specTemplate, templateChanged, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
 
 /**
@@ -24,7 +24,7 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     step: canary.step,
     steps: analysis.weights.length,
     paused: canary.pausedAt !== undefined,
-    secondaryReady: secondaryReady(ctx.observed, canary.image),
+    secondaryReady: secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary)),
     specValid: ctx.problems.length === 0,
     manualPromotion: analysis.manualPromotion,
     abortRequested: ctx.requests.abort && !consumed(ctx, ANNOTATIONS.abort),
@@ -44,7 +44,7 @@ function describeSpecChanges(ctx: PlanContext, canary: CanaryState): string {
 
 /** The time and readiness evidence for moving the stage on (the verdict is added once the analysis ran). */
 export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
-  const ready = secondaryReady(ctx.observed, canary.image);
+  const ready = secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary));
   // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
   const wasReady = (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
   const deadline = ctx.spec.analysis.progressDeadlineSeconds;

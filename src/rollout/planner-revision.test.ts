@@ -205,7 +205,7 @@ describe("promote exactly what was tested (digest)", () => {
       status: testing({ stage: "Stepping", step: 2, digest: D2 }),
       observed: { ...s.observed, analysis: undefined, routedWeights: routed(30) },
       now: 5,
-    } as Scenario);
+    });
     assert.equal(p.status.canary?.outcome?.reason, "DigestChanged");
     assert.equal(p.status.failedImages?.[0]?.digest, D2, "the failure names the digest that was tested");
   });

@@ -26,12 +26,14 @@ import type { InvalidSpecPlan } from "./reported.js";
 import { invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
+import { revisionOf } from "./revision.js";
 import { secondaryWeight, splitWeights } from "./steps.js";
 import {
   deployedImage,
   primaryDeployedImage,
   primaryRecord,
   primaryTemplate,
+  secondaryRevision,
   specIsPrimary,
   specRevisionRef,
   specTemplate,
@@ -125,7 +127,14 @@ function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean } {
 function settlePrimaryImage(ctx: PlanContext): void {
   adoptPrimaryImage(ctx);
   // A status from before the primary's template was recorded: the primary runs spec's (it always did).
-  if (ctx.status.primary === undefined) {
+  // And while the first deploy has no primary Deployment yet (a template the API server rejected, say),
+  // there is nothing to test against: spec's template goes to the primary, as the first image does.
+  const firstDeploy =
+    ctx.status.canary === undefined &&
+    ctx.status.lastPromotion === undefined &&
+    (ctx.previous.phase === undefined || ctx.previous.phase === "Initializing") &&
+    ctx.observed.primary === null;
+  if (ctx.status.primary === undefined || (firstDeploy && ctx.status.primary.image === ctx.status.primaryImage)) {
     ctx.status.primary = primaryRecord(ctx.status.primaryImage ?? ctx.spec.image, specTemplate(ctx));
   }
 }
@@ -196,7 +205,7 @@ function rest(ctx: PlanContext): void {
 function assemble(ctx: PlanContext): Plan {
   const { status, spec, observed } = ctx;
   const canary = status.canary;
-  const ready = canary !== undefined && secondaryReady(observed, canary.image);
+  const ready = canary !== undefined && secondaryReady(observed, canary.image, secondaryRevision(ctx, canary));
   const weights = splitWeights(secondaryWeight(canary, spec.analysis.weights, ready));
   const overdue = canary !== undefined && promotionOverdue(ctx, canary);
   const invalid = ctx.problems.length > 0;
@@ -210,7 +219,7 @@ function assemble(ctx: PlanContext): Plan {
   status.phase = derivePhase({
     canary,
     specImageFailed,
-    primaryRunning: primaryRunning(observed, primaryDeployed),
+    primaryRunning: primaryRunning(observed, primaryDeployed, revisionOf(primaryDeployed, primaryTemplate(ctx))),
     invalid,
   });
   status.conditions = statusConditions(ctx, overdue);

@@ -35,6 +35,11 @@ export function testedTemplate(ctx: PlanContext, canary: CanaryState): PodTempla
   return canary.template ?? primaryTemplate(ctx);
 }
 
+/** The revision the secondary's workload shows while it runs this test. */
+export function secondaryRevision(ctx: PlanContext, canary: CanaryState): string {
+  return revisionOf(canary.image, testedTemplate(ctx, canary));
+}
+
 /** spec no longer asks for the template under test (besides the image). */
 export function templateChanged(ctx: PlanContext, canary: CanaryState): boolean {
   return !sameSettings(testedTemplate(ctx, canary), specTemplate(ctx));

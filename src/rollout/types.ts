@@ -14,6 +14,8 @@ export interface WorkloadObservation {
    */
   available: boolean;
   readyReplicas: number;
+  /** The pod-template revision the workload was applied with, when it carries one. */
+  revision?: string;
 }
 
 export interface Weights {

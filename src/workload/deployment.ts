@@ -1,6 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, Track } from "../api/types.js";
-import { LABELS } from "../api/types.js";
+import { LABELS, REVISION_ANNOTATION } from "../api/types.js";
+import { revisionOf } from "../rollout/revision.js";
 import type { ChildMeta } from "../api/meta.js";
 import { appRef, childLabels, childMeta, deploymentName } from "../api/meta.js";
 import type { WorkloadObservation } from "../rollout/types.js";
@@ -47,10 +48,15 @@ export function buildDeployment(app: CanaryApp, spec: ResolvedSpec, track: Track
     ...(pod.readinessProbe ? { readinessProbe: pod.readinessProbe } : {}),
     ...(pod.livenessProbe ? { livenessProbe: pod.livenessProbe } : {}),
   };
+  const revision = revisionOf(want.image, { imageListenPort: port, pod });
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: childMeta(app, deploymentName(name, track), track),
+    // The revision tells the planner which template a Deployment holds when the image alone cannot.
+    metadata: {
+      ...childMeta(app, deploymentName(name, track), track),
+      annotations: { [REVISION_ANNOTATION]: revision },
+    },
     spec: {
       // An autoscaler owns the primary's size: a replicas field in our apply would undo its every change.
       ...(track === "primary" && spec.autoscalerRef !== undefined ? {} : { replicas: want.replicas }),
@@ -76,7 +82,7 @@ export function buildDeployment(app: CanaryApp, spec: ResolvedSpec, track: Track
 }
 
 interface DeploymentLike {
-  metadata?: { generation?: number };
+  metadata?: { generation?: number; annotations?: Record<string, string> };
   spec?: { replicas?: number; template?: { spec?: { containers?: { name?: string; image?: string }[] } } };
   status?: {
     observedGeneration?: number;
@@ -104,7 +110,14 @@ export function observeDeployment(object: unknown): WorkloadObservation | null {
     (status.updatedReplicas ?? 0) >= replicas &&
     (status.availableReplicas ?? 0) >= replicas &&
     (status.replicas ?? 0) <= replicas;
-  return { image, replicas, available, readyReplicas: status.readyReplicas ?? 0 };
+  const revision = deployment.metadata?.annotations?.[REVISION_ANNOTATION];
+  return {
+    image,
+    replicas,
+    available,
+    readyReplicas: status.readyReplicas ?? 0,
+    ...(revision !== undefined ? { revision } : {}),
+  };
 }
 
 /** Deployments as the workload: the first WorkloadTarget. */
