@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import fc from "fast-check";
 import type { CanaryAppStatus, EnvVar, PodTemplateParts } from "../api/types.js";
 import {
   V1,
@@ -236,5 +237,57 @@ describe("promote exactly what was tested (digest)", () => {
     }
     const other = runPlan({ image: `app@${D2}`, spec: { pod: { env: env("1") } }, status });
     assert.equal(other.status.canary?.stage, "WaitingForSecondary", "another build is tested");
+  });
+});
+
+describe("which template a workload holds", () => {
+  test("the primary showing another revision with the same image is not yet running the promoted template", () => {
+    const promoting: Scenario = {
+      image: V1,
+      spec: { pod: { env: env("2") } },
+      status: {
+        ...testing({ image: V1, stage: "Promoting", step: 4, template: template("2") }),
+        primary: primaryRecord(V1, template("1")),
+      },
+      observed: {
+        secondary: deployment(V1),
+        primary: { ...deployment(V1, true, 3), revision: primaryRecord(V1, template("1")).revision },
+        routedWeights: routed(50),
+      },
+      now: 5,
+    };
+    assert.equal(runPlan(promoting).status.canary?.stage, "Promoting", "the old template is still rolled out");
+    const rolledOut = {
+      ...promoting,
+      observed: {
+        ...promoting.observed,
+        primary: { ...deployment(V1, true, 3), revision: primaryRecord(V1, template("2")).revision },
+      },
+    };
+    assert.equal(runPlan(rolledOut).status.canary?.stage, "Finalising");
+  });
+
+  test("before the first primary exists, a pod change goes to the primary (nothing to test against)", () => {
+    const first = runPlan({ image: V1, spec: { pod: { env: env("1") } }, observed: { primary: null } });
+    const fixed = runPlan({
+      image: V1,
+      spec: { pod: { env: env("2") } },
+      status: first.status,
+      observed: { primary: null },
+      now: 5,
+    });
+    assert.equal(fixed.status.canary, undefined);
+    assert.deepEqual(fixed.templates?.primary, template("2"));
+  });
+
+  test("property: from rest, any pod change starts a test and leaves the primary's template alone", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 8 }), fc.integer({ min: 1, max: 65535 }), (value, port) => {
+        fc.pre(value !== "1" || port !== 8080);
+        const p = runPlan({ image: V1, spec: { imageListenPort: port, pod: { env: env(value) } }, status: healthy });
+        return p.status.canary?.stage === "WaitingForSecondary" && p.templates?.primary.pod.env?.[0]?.value === "1";
+      }),
+      { numRuns: 200 },
+    );
   });
 });
