@@ -25,6 +25,8 @@ import type { CanaryApp } from "../src/api/types.js";
 import { statusCodeOf } from "../src/kube/errors.js";
 import { ISTIO_NETWORKING } from "../src/router/istio.js";
 import { childNames } from "../src/api/meta.js";
+import { pinImage } from "../src/rollout/image-ref.js";
+import { fakeDigest } from "./cluster/fake-nodes.js";
 import { findRepoRoot } from "./cluster/toolchain.js";
 import { waitFor } from "./cluster/wait.js";
 import {
@@ -214,7 +216,11 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
     assert.ok(story && env);
     const names = childNames(story.app.metadata.name ?? "");
     const primary = await apps.readNamespacedDeployment({ namespace, name: names.primary });
-    assert.equal(primary.spec?.template.spec?.containers[0]?.image, story.images.v2);
+    // Promoted by the digest v2's pods ran: kwok's pods report one derived from the image (fake-nodes.ts).
+    assert.equal(
+      primary.spec?.template.spec?.containers[0]?.image,
+      pinImage(story.images.v2, fakeDigest(story.images.v2)),
+    );
     await assert.rejects(apps.readNamespacedDeployment({ namespace, name: names.secondary }), (err: unknown) => {
       assert.equal(statusCodeOf(err), 404);
       return true;

@@ -18,7 +18,7 @@ import type { WriteObserver } from "./kube/cluster.js";
 import { clusterWriter, eventSink } from "./kube/cluster.js";
 import { EventRecorder, eventClientFor } from "./kube/events.js";
 import type { KindInfo } from "./kube/kinds.js";
-import { CANARY_APPS, CHILD_KINDS } from "./kube/kinds.js";
+import { CANARY_APPS, CHILD_KINDS, PODS } from "./kube/kinds.js";
 import { ProviderPool } from "./metrics/factory.js";
 import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
 import { analysisByMode } from "./metrics/judges.js";
@@ -89,6 +89,8 @@ export function startController({
   const caches = {
     canaryApps: informer(CANARY_APPS),
     children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, CHILD_SELECTOR)])),
+    // Only the secondaries' pods: the digest under test is read from them (ADR 0011).
+    secondaryPods: informer(PODS, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
   };
   // Only Secrets labelled as Prometheus credentials are listed, cached and used.
   const secrets = credentialSecretsInformer(
@@ -169,6 +171,7 @@ export function startController({
   metrics?.setQueueDepthSource(() => controller.queue.len());
   controller.watch(caches.canaryApps, objectKey);
   for (const child of caches.children.values()) controller.watch(child, keyFromLabel(LABELS.app));
+  controller.watch(caches.secondaryPods, keyFromLabel(LABELS.app));
   // A credentials Secret labelled, changed or removed: its apps are judged again.
   controller.addCache(secrets);
   const requeueUsers = (secret: Parameters<typeof appsUsingSecret>[1]): void => {

@@ -8,7 +8,7 @@ import { pino, type Logger } from "pino";
 import { AdminClient } from "./admin-client.js";
 import { track, untrack, type Stoppable } from "./cleanup.js";
 import { installCrds, loadCrds } from "./crds.js";
-import { createFakeNodes } from "./fake-nodes.js";
+import { createFakeNodes, POD_STAGES } from "./fake-nodes.js";
 import { writeKubeconfig } from "./kubeconfig.js";
 import { ManagedProcess } from "./managed-process.js";
 import { createPki, type Pki } from "./pki.js";
@@ -209,9 +209,12 @@ class LocalControlPlane implements ControlPlane, Stoppable {
       "--kube-api-burst=400",
     ]);
     const kwokConfig = join(this.workDir, "kwok.yaml");
-    // An explicit (empty) configuration keeps kwok from reading ~/.kwok; with no Stage objects, v0.7 uses its
-    // built-in node and pod stages, which mark nodes Ready and pods Running and Ready.
-    await writeFile(kwokConfig, "apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n");
+    // An explicit configuration keeps kwok from reading ~/.kwok. With no Node stage, v0.7 uses its built-in
+    // node stages (nodes Ready); the pod stages are its defaults plus image IDs (POD_STAGES).
+    await writeFile(
+      kwokConfig,
+      `apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n---\n${POD_STAGES}`,
+    );
     this.spawn("kwok", this.tc.kwok, [kubeconfig, `--config=${kwokConfig}`, "--manage-all-nodes=true"]);
   }
 

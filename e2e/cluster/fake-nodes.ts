@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { AdminClient } from "./admin-client.js";
 import { waitFor, type WaitOptions } from "./wait.js";
 
@@ -62,4 +63,133 @@ export async function createFakeNodes(client: AdminClient, count: number, wait: 
     ),
   );
   return names;
+}
+
+/**
+ * kwok's pod stages (its v0.7 defaults: ready, complete for Jobs, delete), with one addition: every
+ * container reports an `imageID` as a kubelet does, so the controller can read the digest a pod ran.
+ * The digest is derived from the image string (sprig's sha256sum), so it is deterministic: a tag always
+ * "resolves" to the same build, and an image pinned to a digest reports that digest.
+ * kwok uses its built-in pod stages only when no Pod stage is configured, so all three are given here.
+ */
+export const POD_STAGES = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ready
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+      - key: ".metadata.deletionTimestamp"
+        operator: "DoesNotExist"
+      - key: ".status.podIP"
+        operator: "DoesNotExist"
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Initialized
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: ContainersReady
+      {{ range .spec.readinessGates }}
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: {{ .conditionType | Quote }}
+      {{ end }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        imageID: {{ if contains "@sha256:" .image }}{{ printf "docker-pullable://%s" .image | Quote }}{{ else }}{{ printf "docker-pullable://%s@sha256:%s" .image (sha256sum .image) | Quote }}{{ end }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        state:
+          running:
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      initContainerStatuses:
+      {{ range .spec.initContainers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        state:
+          terminated:
+            exitCode: 0
+            finishedAt: {{ $now | Quote }}
+            reason: Completed
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+      podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-complete
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+      - key: ".metadata.deletionTimestamp"
+        operator: "DoesNotExist"
+      - key: ".status.phase"
+        operator: "In"
+        values: ["Running"]
+      - key: ".metadata.ownerReferences.[].kind"
+        operator: "In"
+        values: ["Job"]
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: 0
+            finishedAt: {{ $now | Quote }}
+            reason: Completed
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      phase: Succeeded
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-delete
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+      - key: ".metadata.deletionTimestamp"
+        operator: "Exists"
+  next:
+    finalizers:
+      empty: true
+    delete: true
+`;
+
+/** The digest kwok's pods report for `image` (see POD_STAGES): what a test expects the primary pinned to. */
+export function fakeDigest(image: string): string {
+  const pinned = /@(sha256:[a-f0-9]{64})$/.exec(image);
+  return pinned?.[1] ?? `sha256:${createHash("sha256").update(image).digest("hex")}`;
 }

@@ -11,6 +11,7 @@ import { dumpYaml, loadYaml } from "@kubernetes/client-node";
 import { DEFAULTS, parseDurationSeconds, weightSequence } from "../../src/api/defaults.js";
 import type { CanaryApp, FailedImage } from "../../src/api/types.js";
 import { SEED_CHECK_NAME } from "../../src/rollout/checks.js";
+import { pinImage } from "../../src/rollout/image-ref.js";
 import { findRepoRoot } from "../cluster/toolchain.js";
 import type { Kubectl } from "./kubectl.js";
 import type { StoryRecorder } from "./recorder.js";
@@ -249,9 +250,12 @@ export async function runStory(
       const a = r.app();
       const failed = a?.status?.failedImages?.find((f) => f.image === images.v2);
       if (failed) throw new Error(`${images.v2} failed its test: ${failed.reason}: ${failed.message}`);
+      // The primary is pinned to the digest v2's pods ran, when they reported one (ADR 0011).
+      const digest = a?.status?.primary?.digest;
+      const deployed = digest !== undefined ? pinImage(images.v2, digest) : images.v2;
       return a?.status?.phase === "Healthy" &&
         a.status.primaryImage === images.v2 &&
-        r.workload("primary")?.image === images.v2 &&
+        r.workload("primary")?.image === deployed &&
         r.workload("secondary") === null &&
         r.weights()?.secondary === 0
         ? true

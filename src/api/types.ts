@@ -46,6 +46,9 @@ export const ANNOTATIONS = {
  */
 export const ADOPT_ANNOTATION = "canaryapp.io/adopt";
 
+/** On each workload the controller applies: the revision of the pod template it was given (ADR 0011). */
+export const REVISION_ANNOTATION = "canaryapp.io/revision";
+
 export interface ObjectMeta {
   name?: string;
   namespace?: string;
@@ -289,14 +292,16 @@ export interface CanaryAppStatus {
   conditions?: Condition[];
   /** A sentence that says what is going on. */
   message?: string;
-  /** The image the primary runs (the last promoted one). */
+  /** The image the primary runs (the last promoted one), as the user named it. */
   primaryImage?: string;
+  /** What the primary runs: the user's reference, the digest it was pinned to, and its pod template. */
+  primary?: PrimaryRecord;
   /** The weights the controller routes by (intent; the VirtualService is repaired to match). */
   weights?: { primary: number; secondary: number };
   /** The test in progress, if any. */
   canary?: CanaryState;
-  /** The last promotion. */
-  lastPromotion?: { image: string; time: string };
+  /** The last promotion (`digest`: what the primary was pinned to, when the secondary's pods reported it). */
+  lastPromotion?: { image: string; time: string; digest?: string };
   /** Images whose test failed, newest first, bounded. */
   failedImages?: FailedImage[];
   /** The notifications of this app not yet delivered (its outbox), when it has somewhere to send them. */
@@ -336,6 +341,30 @@ export interface Notice {
   metric?: string;
   value?: number;
   query?: string;
+}
+
+/**
+ * The parts of the spec that form the pod template besides the image: `imageListenPort` and `pod` (env,
+ * resources, probes, command, args, labels, annotations, serviceAccountName, imagePullSecrets). A change
+ * to any of them, or to the image, is a new revision and is tested before it reaches the primary.
+ */
+export interface PodTemplateParts {
+  imageListenPort: number;
+  pod: PodSettings;
+}
+
+/** What the primary runs. */
+export interface PrimaryRecord {
+  /** The image as the user named it (spec.image when it was promoted). */
+  image: string;
+  /**
+   * The digest (`sha256:…`) the tested pods ran, which the primary Deployment is pinned to
+   * (`repository@digest`); absent when the secondary's pods reported none (the reference is used as is).
+   */
+  digest?: string;
+  /** The revision of the whole pod template (see `revisionOf`). */
+  revision: string;
+  template: PodTemplateParts;
 }
 
 export type CanaryStage =
@@ -384,6 +413,20 @@ export interface CanaryState {
   trafficWithheld?: boolean;
   /** Failed checks counted so far in this test. */
   failedChecks: number;
+  /**
+   * The digest (`sha256:…`) the secondary's ready pods report for the image: what is tested, and what is
+   * promoted. Recorded when first seen; a different one later ends the test.
+   */
+  digest?: string;
+  /**
+   * Only when the test's pod template differs from the primary's beyond the image (env, resources, probes,
+   * imageListenPort…): the revision under test and the template the secondary runs (and the primary gets
+   * on promotion). Absent for an image-only change: the primary's template is the one tested.
+   */
+  revision?: string;
+  template?: PodTemplateParts;
+  /** With `template`: what changed besides the image, e.g. "env FOO changed". */
+  changes?: string;
   /** The last analysis, with every metric's value. */
   lastAnalysis?: AnalysisRecord;
   /** The gate webhooks (confirm-rollout, pre-rollout, confirm-promotion) and what they answered. */
@@ -465,6 +508,13 @@ export interface FailedImage {
   value?: number;
   /** The query (as run) that gave the failing value. */
   query?: string;
+  /** The digest the failed pods ran, when they reported it: the same build by any name is the same failure. */
+  digest?: string;
+  /** When the failed revision changed more than the image: its revision and what else changed. */
+  revision?: string;
+  /** The revision of the template besides the image (see `settingsRevisionOf`), with `revision`. */
+  settingsRevision?: string;
+  changes?: string;
 }
 
 /** How many failed images status keeps. */

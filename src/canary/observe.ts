@@ -1,7 +1,8 @@
 import { appRef, childNames } from "../api/meta.js";
 import type { CanaryApp } from "../api/types.js";
 import type { TrafficRouter } from "../router/router.js";
-import type { Observation } from "../rollout/types.js";
+import { LABELS } from "../api/types.js";
+import type { Observation, PodObservation } from "../rollout/types.js";
 import type { WorkloadTarget } from "../workload/workload.js";
 import type { Caches } from "./ports.js";
 import { childCache } from "./ports.js";
@@ -20,5 +21,34 @@ export function observe(
     primary: workload.observe(workloads.get(namespace, names.primary)),
     secondary: workload.observe(workloads.get(namespace, names.secondary)),
     routedWeights: router.routedWeights(childCache(caches, router.kind).get(namespace, names.virtualService)),
+    ...(caches.secondaryPods !== undefined
+      ? { secondaryPods: observePods(caches.secondaryPods.list(namespace), name, workload.appContainer) }
+      : {}),
   };
+}
+
+interface PodLike {
+  metadata?: { labels?: Record<string, string>; deletionTimestamp?: unknown };
+  spec?: { containers?: { name?: string; image?: string }[] };
+  status?: {
+    conditions?: { type?: string; status?: string }[];
+    containerStatuses?: { name?: string; imageID?: string }[];
+  };
+}
+
+/** The app's secondary pods: the app container's image and imageID, and whether the pod is ready. */
+export function observePods(pods: readonly unknown[], app: string, container: string): PodObservation[] {
+  const out: PodObservation[] = [];
+  for (const object of pods) {
+    const pod = object as PodLike;
+    const labels = pod.metadata?.labels ?? {};
+    if (labels[LABELS.app] !== app || labels[LABELS.track] !== "secondary") continue;
+    const image = pod.spec?.containers?.find((c) => c.name === container)?.image ?? "";
+    const imageID = pod.status?.containerStatuses?.find((c) => c.name === container)?.imageID ?? "";
+    const ready =
+      pod.metadata?.deletionTimestamp === undefined &&
+      (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+    out.push({ image, imageID, ready });
+  }
+  return out;
 }

@@ -13,6 +13,8 @@ export interface Caches {
   canaryApps: ObjectCache<CanaryApp>;
   /** The children's caches by kind ("Deployment", "VirtualService"...), one a kind the controller applies. */
   children: ReadonlyMap<string, ObjectCache>;
+  /** The secondaries' pods (labelled as ours), when watched: what digest the tested pods run. */
+  secondaryPods?: { list(namespace?: string): unknown[] };
 }
 
 /** The cache of one kind of child; a kind without one is a wiring mistake. */

@@ -74,6 +74,18 @@ const services: KindInfo<KubernetesObject> = {
       : clients.core.listNamespacedService({ namespace, ...selector(labelSelector) }),
 };
 
+/** Pods, watched (never written) for the digest the secondary's pods run. */
+export const PODS: KindInfo<KubernetesObject> = {
+  kind: "Pod",
+  group: "",
+  version: "v1",
+  plural: "pods",
+  list: (clients, { namespace, labelSelector }) =>
+    namespace === undefined
+      ? clients.core.listPodForAllNamespaces(selector(labelSelector))
+      : clients.core.listNamespacedPod({ namespace, ...selector(labelSelector) }),
+};
+
 /** The CanaryApps themselves. */
 export const CANARY_APPS: KindInfo<CanaryApp> = custom<CanaryApp>(KIND, GROUP, VERSION, PLURAL);
 

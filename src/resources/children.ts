@@ -39,8 +39,18 @@ export function desiredChildren(
   workload: WorkloadTarget = deploymentTarget,
 ): DesiredChildren {
   const { name, namespace } = appRef(app);
-  const apply: ChildObject[] = [buildService(app, spec), workload.desired(app, spec, "primary", plan.primary)];
-  if (plan.secondary) apply.push(workload.desired(app, spec, "secondary", plan.secondary));
+  const templates = plan.templates;
+  const primaryPort = templates?.primary.imageListenPort ?? spec.imageListenPort;
+  const portsDiffer =
+    plan.secondary !== null && templates !== undefined && templates.secondary.imageListenPort !== primaryPort;
+  const apply: ChildObject[] = [
+    buildService(app, spec, portsDiffer ? "http" : primaryPort),
+    workload.desired(app, spec, "primary", { ...plan.primary, ...(templates ? { template: templates.primary } : {}) }),
+  ];
+  if (plan.secondary) {
+    const want = { ...plan.secondary, ...(templates ? { template: templates.secondary } : {}) };
+    apply.push(workload.desired(app, spec, "secondary", want));
+  }
   apply.push(...router.desired(app, spec, plan.weights));
   const remove: ChildRef[] = plan.secondary
     ? []

@@ -10,7 +10,7 @@ export interface ServiceObject {
   metadata: ChildMeta;
   spec: {
     selector: Record<string, string>;
-    ports: { name: string; port: number; targetPort: number; protocol: "TCP"; appProtocol: "http" }[];
+    ports: { name: string; port: number; targetPort: number | string; protocol: "TCP"; appProtocol: "http" }[];
   };
 }
 
@@ -18,7 +18,12 @@ export interface ServiceObject {
  * One Service selecting the pods of both tracks: the mesh splits traffic by DestinationRule subset,
  * so the Service itself must reach every pod of the app.
  */
-export function buildService(app: CanaryApp, spec: ResolvedSpec): ServiceObject {
+export function buildService(
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  /** The pods' port: by name ("http") while the two tracks listen on different ports (a revision under test). */
+  targetPort: number | string = spec.imageListenPort,
+): ServiceObject {
   const { name } = appRef(app);
   return {
     apiVersion: "v1",
@@ -30,7 +35,7 @@ export function buildService(app: CanaryApp, spec: ResolvedSpec): ServiceObject 
         {
           name: "http",
           port: spec.service.port,
-          targetPort: spec.imageListenPort,
+          targetPort,
           protocol: "TCP",
           appProtocol: "http",
         },

@@ -5,7 +5,7 @@ import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, emit } from "./context.js";
 import { isTesting, promoteRefusal, promotionDue, rollbackDue } from "./decisions.js";
 import { testFacts } from "./facts.js";
-import { findFailedImage, forgetFailedImage } from "./failed-images.js";
+import { forgetFailedImage, retryMatches } from "./failed-images.js";
 import { enterPromoting, startRollback, stepLabel } from "./lifecycle.js";
 
 /*
@@ -59,12 +59,15 @@ export function handleInvalidRequests(ctx: PlanContext): void {
   }
 }
 
-/** `retry=IMAGE`: forget that IMAGE failed, so that a spec naming it is tested again. */
+/**
+ * `retry=IMAGE`: forget that IMAGE failed (every failed revision of it, by any name of the same build), so
+ * that a spec naming it is tested again; `retry=REVISION` forgets that one failed revision.
+ */
 export function handleRetry(ctx: PlanContext): void {
   const image = ctx.requests.retry;
   if (image === undefined) return;
   consume(ctx, ANNOTATIONS.retry);
-  if (findFailedImage(ctx.status.failedImages, image) === undefined) return;
+  if (!retryMatches(ctx.status.failedImages, image)) return;
   ctx.status.failedImages = forgetFailedImage(ctx.status.failedImages, image);
   emit(
     ctx,
@@ -102,7 +105,14 @@ export function handlePromote(ctx: PlanContext, canary: CanaryState): void {
       emit(ctx, "Warning", "NothingToPromote", `${canary.image} is being rolled back; nothing to promote`);
       return;
     case "SpecImageChanged":
-      emit(ctx, "Warning", "PromoteRejected", `not promoting ${canary.image}: spec.image changed to ${ctx.spec.image}`);
+      emit(
+        ctx,
+        "Warning",
+        "PromoteRejected",
+        facts.image === ctx.spec.image
+          ? `not promoting ${canary.image}: the pod template changed (${facts.templateChanges ?? ""})`
+          : `not promoting ${canary.image}: spec.image changed to ${ctx.spec.image}`,
+      );
       return;
     case "SecondaryNotReady": {
       const again = annotateCommand(ctx, ANNOTATIONS.promote, "now");

@@ -37,6 +37,10 @@ export interface TestFacts {
   /** The image under test. */
   image: string;
   specImage: string;
+  /** spec's pod template, besides the image, is no longer the one under test (a new revision). */
+  templateChanged?: boolean;
+  /** What changed in it, e.g. "env FOO changed" (empty when nothing did). */
+  templateChanges?: string;
   /** The image the primary runs, when known (the way back of an abort during promotion). */
   primaryImage: string | undefined;
   /** The current step (-1 before the first). */
@@ -262,7 +266,9 @@ export type PromotionReason = "AnalysisPassed" | "PromotedManually";
  */
 export function promotionDue(f: TestFacts): PromotionReason | undefined {
   if (f.promoteRequested) {
-    return isTesting(f.stage) && f.image === f.specImage && f.secondaryReady ? "PromotedManually" : undefined;
+    return isTesting(f.stage) && f.image === f.specImage && f.templateChanged !== true && f.secondaryReady
+      ? "PromotedManually"
+      : undefined;
   }
   const p = f.progress;
   if (p === undefined || f.manualPromotion) return undefined;
@@ -290,7 +296,7 @@ export function promoteRefusal(f: TestFacts): PromoteRefusal | undefined {
   if (!f.promoteRequested) return undefined;
   if (f.stage === "RollingBack") return "RollingBack";
   if (!isTesting(f.stage)) return "NotTesting";
-  if (f.image !== f.specImage) return "SpecImageChanged";
+  if (f.image !== f.specImage || f.templateChanged === true) return "SpecImageChanged";
   if (!f.secondaryReady) return "SecondaryNotReady";
   return undefined;
 }
@@ -338,6 +344,11 @@ export function rollbackDue(f: TestFacts): TestFailure | undefined {
       f.specImage === f.primaryImage
         ? `spec.image is back to ${f.specImage}, the primary's image; ending the test of ${f.image}`
         : `spec.image changed to ${f.specImage}; ending the test of ${f.image} first`;
+    return { result: "Superseded", reason: "Superseded", message };
+  }
+  // Every change to the pod template is a new revision: the one under test is no longer what spec asks for.
+  if (isTesting(f.stage) && f.templateChanged === true && !f.promoteRequested) {
+    const message = `the pod template changed (${f.templateChanges ?? "a new revision"}); ending the test of ${f.image} first`;
     return { result: "Superseded", reason: "Superseded", message };
   }
   const p = f.progress;

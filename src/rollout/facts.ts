@@ -5,6 +5,8 @@ import { consumed } from "./context.js";
 import type { Progress, TestFacts } from "./decisions.js";
 import { GATE_TYPES, stepClockStart } from "./decisions.js";
 import { secondaryReady } from "./observation.js";
+import { describeChanges } from "./revision.js";
+import { secondaryRevision, specTemplate, templateChanged, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
 
 /**
@@ -17,11 +19,13 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     stage: canary.stage,
     image: canary.image,
     specImage: ctx.spec.image,
+    templateChanged: templateChanged(ctx, canary),
+    templateChanges: describeSpecChanges(ctx, canary),
     primaryImage: ctx.status.primaryImage,
     step: canary.step,
     steps: analysis.weights.length,
     paused: canary.pausedAt !== undefined,
-    secondaryReady: secondaryReady(ctx.observed, canary.image),
+    secondaryReady: secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary)),
     specValid: ctx.problems.length === 0,
     manualPromotion: analysis.manualPromotion,
     abortRequested: ctx.requests.abort && !consumed(ctx, ANNOTATIONS.abort),
@@ -38,9 +42,13 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
   };
 }
 
+function describeSpecChanges(ctx: PlanContext, canary: CanaryState): string {
+  return templateChanged(ctx, canary) ? describeChanges(testedTemplate(ctx, canary), specTemplate(ctx)) : "";
+}
+
 /** The time and readiness evidence for moving the stage on (the verdict is added once the analysis ran). */
 export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
-  const ready = secondaryReady(ctx.observed, canary.image);
+  const ready = secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary));
   // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
   const wasReady = (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
   const deadline = ctx.spec.analysis.progressDeadlineSeconds;

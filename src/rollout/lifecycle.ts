@@ -6,6 +6,8 @@ import { isEnding, routeCarries, secondaryRemovable } from "./decisions.js";
 import { recordFailedImage } from "./failed-images.js";
 import { trafficDrained } from "./observation.js";
 import type { Weights } from "./types.js";
+import { revisionOf, settingsRevisionOf } from "./revision.js";
+import { observedDigest, primaryRecord, testTemplateFields, testedTemplate } from "./subject.js";
 
 /** "at step 3 of 5" (steps count from 1 for people), or "before the first step". */
 export function stepLabel(ctx: PlanContext, canary: CanaryState): string {
@@ -22,13 +24,15 @@ export function startTest(ctx: PlanContext): CanaryState {
     startedAt: ctx.at,
     stepStartedAt: ctx.at,
     failedChecks: 0,
+    ...testTemplateFields(ctx),
   };
   ctx.status.canary = canary;
+  const changes = canary.changes !== undefined && canary.changes !== "" ? ` (${canary.changes})` : "";
   emit(
     ctx,
     "Normal",
     "TestStarted",
-    `testing ${canary.image} on the secondary; ${ctx.status.primaryImage ?? "the primary"} keeps all traffic until it is ready`,
+    `testing ${canary.image}${changes} on the secondary; ${ctx.status.primaryImage ?? "the primary"} keeps all traffic until it is ready`,
   );
   return canary;
 }
@@ -56,6 +60,14 @@ export function startRollback(ctx: PlanContext, canary: CanaryState, failure: Te
     ...(failure.metric !== undefined ? { metric: failure.metric } : {}),
     ...(failure.value !== undefined ? { value: failure.value } : {}),
     ...(failure.query !== undefined ? { query: failure.query } : {}),
+    ...(canary.digest !== undefined ? { digest: canary.digest } : {}),
+    ...(canary.template !== undefined
+      ? {
+          revision: canary.revision ?? revisionOf(canary.image, canary.template),
+          settingsRevision: settingsRevisionOf(canary.template),
+          changes: canary.changes ?? "",
+        }
+      : {}),
   });
   emit(ctx, "Warning", "RollingBack", `rolling back ${canary.image} (${failure.reason}): ${failure.message}`);
 }
@@ -71,14 +83,32 @@ export function enterPromoting(
   canary.stepStartedAt = ctx.at;
   delete canary.pausedAt;
   canary.outcome = { result: "Promoted", reason, message };
+  const pods = ctx.observed.secondaryPods ?? [];
+  if (canary.digest === undefined && pods.some((pod) => pod.ready && pod.image === canary.image)) {
+    // ADR 0011: the reference is promoted as it is, as before digests were read; said, so that it is known.
+    const seen = observedDigest(ctx.observed, canary.image);
+    if (seen.kind === "unknown") {
+      emit(
+        ctx,
+        "Warning",
+        "DigestUnknown",
+        `the secondary's pods report no image digest for ${canary.image}: the primary gets the reference as it is, and pulls it again`,
+      );
+    }
+  }
 }
 
 /** The primary runs the tested image: it becomes the primary image, and traffic goes back to the primary. */
 export function enterFinalising(ctx: PlanContext, canary: CanaryState): void {
   canary.stage = "Finalising";
   canary.stepStartedAt = ctx.at;
+  ctx.status.primary = primaryRecord(canary.image, testedTemplate(ctx, canary), canary.digest);
   ctx.status.primaryImage = canary.image;
-  ctx.status.lastPromotion = { image: canary.image, time: ctx.at };
+  ctx.status.lastPromotion = {
+    image: canary.image,
+    time: ctx.at,
+    ...(canary.digest !== undefined ? { digest: canary.digest } : {}),
+  };
   emit(ctx, "Normal", "PrimaryUpdated", `the primary runs ${canary.image}; moving all traffic to it`);
 }
 

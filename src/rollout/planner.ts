@@ -17,8 +17,8 @@ import {
 } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
 import type { GateType } from "./decisions.js";
-import { isEnding, requeueAfterSeconds } from "./decisions.js";
-import { finishIfDrained, recordRouted, startTest } from "./lifecycle.js";
+import { isEnding, isTesting, requeueAfterSeconds } from "./decisions.js";
+import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning, secondaryReady } from "./observation.js";
 import { derivePhase } from "./phase.js";
@@ -27,7 +27,20 @@ import type { InvalidSpecPlan } from "./reported.js";
 import { invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
+import { revisionOf } from "./revision.js";
 import { secondaryWeight, splitWeights } from "./steps.js";
+import {
+  deployedImage,
+  primaryDeployedImage,
+  primaryRecord,
+  primaryTemplate,
+  secondaryRevision,
+  specIsPrimary,
+  specRevisionRef,
+  specTemplate,
+  testedTemplate,
+  trackDigest,
+} from "./subject.js";
 import type { Observation, Plan, PlanInput } from "./types.js";
 
 /** The input of `analysisDue`: a plan's input before the checks have run. */
@@ -122,6 +135,21 @@ function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean; gate
  * it against).
  */
 function settlePrimaryImage(ctx: PlanContext): void {
+  adoptPrimaryImage(ctx);
+  // A status from before the primary's template was recorded: the primary runs spec's (it always did).
+  // And while the first deploy has no primary Deployment yet (a template the API server rejected, say),
+  // there is nothing to test against: spec's template goes to the primary, as the first image does.
+  const firstDeploy =
+    ctx.status.canary === undefined &&
+    ctx.status.lastPromotion === undefined &&
+    (ctx.previous.phase === undefined || ctx.previous.phase === "Initializing") &&
+    ctx.observed.primary === null;
+  if (ctx.status.primary === undefined || (firstDeploy && ctx.status.primary.image === ctx.status.primaryImage)) {
+    ctx.status.primary = primaryRecord(ctx.status.primaryImage ?? ctx.spec.image, specTemplate(ctx));
+  }
+}
+
+function adoptPrimaryImage(ctx: PlanContext): void {
   if (ctx.status.primaryImage !== undefined) return;
   const running = ctx.observed.primary?.image;
   if (running !== undefined && running !== "") {
@@ -138,6 +166,10 @@ function runTest(ctx: PlanContext, canary: CanaryState): void {
   handlePromote(ctx, canary);
   handleImageChange(ctx, canary);
   handlePause(ctx, canary);
+  if (isTesting(canary.stage)) {
+    const failure = trackDigest(ctx, canary);
+    if (failure !== undefined) startRollback(ctx, canary, failure);
+  }
   const stage = canary.stage;
   advanceStage(ctx, canary);
   // A test that reached its end stage in this plan may already be drained (e.g. no traffic was on it).
@@ -152,8 +184,8 @@ function rest(ctx: PlanContext): void {
   }
   if (ctx.requests.abort) consume(ctx, ANNOTATIONS.abort);
   const image = ctx.spec.image;
-  if (image === ctx.status.primaryImage) return;
-  const failed = findFailedImage(ctx.status.failedImages, image);
+  if (specIsPrimary(ctx)) return;
+  const failed = findFailedImage(ctx.status.failedImages, specRevisionRef(ctx));
   if (failed !== undefined) {
     // Said once per spec generation; a rollback that just recorded it has said it already.
     const alreadySaid =
@@ -183,13 +215,14 @@ function rest(ctx: PlanContext): void {
 function assemble(ctx: PlanContext): Plan {
   const { status, spec, observed } = ctx;
   const canary = status.canary;
-  const primaryImage = status.primaryImage ?? spec.image;
-  const ready = canary !== undefined && secondaryReady(observed, canary.image);
+  const ready = canary !== undefined && secondaryReady(observed, canary.image, secondaryRevision(ctx, canary));
   const weights = splitWeights(secondaryWeight(canary, spec.analysis.weights, ready));
   if (canary !== undefined) recordRouted(ctx, canary, weights);
   const overdue = canary !== undefined && promotionOverdue(ctx, canary);
   const invalid = ctx.problems.length > 0;
-  const specImageFailed = spec.image !== primaryImage && findFailedImage(status.failedImages, spec.image) !== undefined;
+  const specFailure = specIsPrimary(ctx) ? undefined : findFailedImage(status.failedImages, specRevisionRef(ctx));
+  const specImageFailed = specFailure !== undefined;
+  const primaryDeployed = primaryDeployedImage(ctx);
 
   status.weights = weights;
   const generation = ctx.app.metadata.generation;
@@ -197,7 +230,7 @@ function assemble(ctx: PlanContext): Plan {
   status.phase = derivePhase({
     canary,
     specImageFailed,
-    primaryRunning: primaryRunning(observed, primaryImage),
+    primaryRunning: primaryRunning(observed, primaryDeployed, revisionOf(primaryDeployed, primaryTemplate(ctx))),
     invalid,
   });
   status.conditions = statusConditions(ctx, overdue);
@@ -210,7 +243,7 @@ function assemble(ctx: PlanContext): Plan {
     requireTraffic: spec.analysis.requireTraffic,
     secondaryWeight: weights.secondary,
     secondaryReady: ready,
-    failed: specImageFailed ? findFailedImage(status.failedImages, spec.image) : undefined,
+    failed: specFailure,
     problems: ctx.problems,
     promotionOverdue: overdue,
     progressDeadlineSeconds: spec.analysis.progressDeadlineSeconds,
@@ -237,8 +270,16 @@ function assemble(ctx: PlanContext): Plan {
   });
   return {
     // Only the image this test proved may reach the primary, and only once promotion began.
-    primary: { image: canary?.stage === "Promoting" ? canary.image : primaryImage, replicas: spec.replicas },
+    // Pinned to the digest its pods ran, when they reported one: a tag pushed again cannot reach the primary.
+    primary: {
+      image: canary?.stage === "Promoting" ? deployedImage(canary.image, canary.digest) : primaryDeployed,
+      replicas: spec.replicas,
+    },
     secondary: canary !== undefined ? { image: canary.image, replicas: spec.testReplicas } : null,
+    templates: {
+      primary: canary?.stage === "Promoting" ? testedTemplate(ctx, canary) : primaryTemplate(ctx),
+      secondary: canary !== undefined ? testedTemplate(ctx, canary) : primaryTemplate(ctx),
+    },
     weights,
     status,
     events: ctx.events,

@@ -9,6 +9,8 @@ import { progressOf, testFacts } from "./facts.js";
 import { enterFinalising, enterPromoting, finishIfDrained, startRollback } from "./lifecycle.js";
 import { primaryRunning, secondaryReady } from "./observation.js";
 import { stepWeight } from "./steps.js";
+import { revisionOf } from "./revision.js";
+import { deployedImage, secondaryRevision, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
 
 /** The reason of the Progressing condition while a promotion's primary rollout is overdue. */
@@ -145,7 +147,7 @@ function restartStep(ctx: PlanContext, canary: CanaryState): void {
   canary.stepStartedAt = ctx.at;
   canary.stepBeganAt = ctx.at;
   delete canary.trafficWithheld;
-  if (secondaryReady(ctx.observed, canary.image)) {
+  if (secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary))) {
     emit(ctx, "Normal", "SecondaryReady", `the secondary is ready again; ${shiftedMessage(ctx, canary)}`);
     return;
   }
@@ -265,7 +267,8 @@ export function promotionOverdue(ctx: PlanContext, canary: CanaryState): boolean
  * the abort annotation returns the primary to the last promoted image if a person decides so.
  */
 function promote(ctx: PlanContext, canary: CanaryState): void {
-  if (primaryRunning(ctx.observed, canary.image)) {
+  const image = deployedImage(canary.image, canary.digest);
+  if (primaryRunning(ctx.observed, image, revisionOf(image, testedTemplate(ctx, canary)))) {
     enterFinalising(ctx, canary);
     return;
   }

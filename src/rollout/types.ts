@@ -1,5 +1,5 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { CanaryApp, CanaryAppStatus, MetricResult, WebhookType } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus, MetricResult, PodTemplateParts, WebhookType } from "../api/types.js";
 
 /** What the reconciler saw of one track's workload (a Deployment today), from the informer cache. */
 export interface WorkloadObservation {
@@ -14,6 +14,8 @@ export interface WorkloadObservation {
    */
   available: boolean;
   readyReplicas: number;
+  /** The pod-template revision the workload was applied with, when it carries one. */
+  revision?: string;
 }
 
 export interface Weights {
@@ -31,6 +33,16 @@ export type QueryOutcome =
   | { kind: "values"; values: number[]; labels?: string[] }
   | { kind: "empty" }
   | { kind: "error"; message: string };
+
+/** One pod of the secondary, as its status shows it. */
+export interface PodObservation {
+  /** The image of the app container in the pod's spec. */
+  image: string;
+  /** The app container's `status.containerStatuses[].imageID` ("" until the runtime reports it). */
+  imageID: string;
+  /** Ready, and not being deleted. */
+  ready: boolean;
+}
 
 export interface Observation {
   primary: WorkloadObservation | null;
@@ -52,6 +64,8 @@ export interface Observation {
    * one result a webhook of that type, in the spec's order.
    */
   gate?: { type: WebhookType; results: MetricResult[] };
+  /** The secondary's pods, when the reconciler watches them: the digest under test is read from them. */
+  secondaryPods?: PodObservation[];
 }
 
 export interface PlanInput {
@@ -73,6 +87,8 @@ export interface Plan {
   primary: { image: string; replicas: number };
   /** null: the secondary Deployment must not exist. */
   secondary: { image: string; replicas: number } | null;
+  /** The pod template (besides the image) each track's workload must have. */
+  templates?: { primary: PodTemplateParts; secondary: PodTemplateParts };
   /** The weights the VirtualService must carry. Always sums to 100. */
   weights: Weights;
   /** The complete next status (the reconciler writes it only when it differs from the current one). */

@@ -1,10 +1,11 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, Track } from "../api/types.js";
-import { LABELS } from "../api/types.js";
+import { LABELS, REVISION_ANNOTATION } from "../api/types.js";
+import { revisionOf } from "../rollout/revision.js";
 import type { ChildMeta } from "../api/meta.js";
 import { appRef, childLabels, childMeta, deploymentName } from "../api/meta.js";
 import type { WorkloadObservation } from "../rollout/types.js";
-import type { WorkloadTarget } from "./workload.js";
+import type { TrackWant, WorkloadTarget } from "./workload.js";
 
 /** The name of the app's container in both Deployments; the observer reads the image from it. */
 export const APP_CONTAINER = "app";
@@ -31,19 +32,15 @@ export interface DeploymentObject {
  * The primary or secondary Deployment. Pods carry Istio's `app` and `version` labels (telemetry and
  * DestinationRule subsets read them) besides the controller's own; user labels never override ours.
  */
-export function buildDeployment(
-  app: CanaryApp,
-  spec: ResolvedSpec,
-  track: Track,
-  want: { image: string; replicas: number },
-): DeploymentObject {
+export function buildDeployment(app: CanaryApp, spec: ResolvedSpec, track: Track, want: TrackWant): DeploymentObject {
   const { name } = appRef(app);
-  const pod = spec.pod;
+  const pod = want.template?.pod ?? spec.pod;
+  const port = want.template?.imageListenPort ?? spec.imageListenPort;
   const selector = { [LABELS.app]: name, [LABELS.track]: track };
   const container: Record<string, unknown> = {
     name: APP_CONTAINER,
     image: want.image,
-    ports: [{ name: "http", containerPort: spec.imageListenPort, protocol: "TCP" }],
+    ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
     ...(pod.command ? { command: pod.command } : {}),
     ...(pod.args ? { args: pod.args } : {}),
     ...(pod.env ? { env: pod.env } : {}),
@@ -51,10 +48,15 @@ export function buildDeployment(
     ...(pod.readinessProbe ? { readinessProbe: pod.readinessProbe } : {}),
     ...(pod.livenessProbe ? { livenessProbe: pod.livenessProbe } : {}),
   };
+  const revision = revisionOf(want.image, { imageListenPort: port, pod });
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
-    metadata: childMeta(app, deploymentName(name, track), track),
+    // The revision tells the planner which template a Deployment holds when the image alone cannot.
+    metadata: {
+      ...childMeta(app, deploymentName(name, track), track),
+      annotations: { [REVISION_ANNOTATION]: revision },
+    },
     spec: {
       // An autoscaler owns the primary's size: a replicas field in our apply would undo its every change.
       ...(track === "primary" && spec.autoscalerRef !== undefined ? {} : { replicas: want.replicas }),
@@ -80,7 +82,7 @@ export function buildDeployment(
 }
 
 interface DeploymentLike {
-  metadata?: { generation?: number };
+  metadata?: { generation?: number; annotations?: Record<string, string> };
   spec?: { replicas?: number; template?: { spec?: { containers?: { name?: string; image?: string }[] } } };
   status?: {
     observedGeneration?: number;
@@ -108,13 +110,21 @@ export function observeDeployment(object: unknown): WorkloadObservation | null {
     (status.updatedReplicas ?? 0) >= replicas &&
     (status.availableReplicas ?? 0) >= replicas &&
     (status.replicas ?? 0) <= replicas;
-  return { image, replicas, available, readyReplicas: status.readyReplicas ?? 0 };
+  const revision = deployment.metadata?.annotations?.[REVISION_ANNOTATION];
+  return {
+    image,
+    replicas,
+    available,
+    readyReplicas: status.readyReplicas ?? 0,
+    ...(revision !== undefined ? { revision } : {}),
+  };
 }
 
 /** Deployments as the workload: the first WorkloadTarget. */
 export const deploymentTarget: WorkloadTarget = {
   apiVersion: "apps/v1",
   kind: "Deployment",
+  appContainer: APP_CONTAINER,
   desired: buildDeployment,
   observe: observeDeployment,
 };

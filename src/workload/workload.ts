@@ -1,6 +1,6 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { ChildMeta } from "../api/meta.js";
-import type { CanaryApp, Track } from "../api/types.js";
+import type { CanaryApp, PodTemplateParts, Track } from "../api/types.js";
 import type { WorkloadObservation } from "../rollout/types.js";
 
 /** A workload object as the target hands it to the reconciler for server-side apply. */
@@ -14,6 +14,8 @@ export interface WorkloadObject {
 export interface TrackWant {
   image: string;
   replicas: number;
+  /** The pod template besides the image (spec's when absent): a revision under test differs from the primary's. */
+  template?: PodTemplateParts;
 }
 
 /**
@@ -25,6 +27,8 @@ export interface WorkloadTarget {
   /** The API coordinates of the workload objects (the reconciler's cache and deletes go by `kind`). */
   readonly apiVersion: string;
   readonly kind: string;
+  /** The name of the app's container in the pods, whose status tells the image digest. */
+  readonly appContainer: string;
   /** The object that runs `track` with this image and replica count. */
   desired(app: CanaryApp, spec: ResolvedSpec, track: Track, want: TrackWant): WorkloadObject;
   /**

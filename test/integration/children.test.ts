@@ -113,15 +113,57 @@ describe("owned children", () => {
     console.log(`# repaired hand-edited weights in ${Date.now() - started} ms`);
   });
 
-  test("a spec change reaches the children", async () => {
+  /**
+   * A change to the pod template is a revision, tested on the secondary before it reaches the primary
+   * (ADR 0011): here the secondary is made available and promoted by hand (the seed's Prometheus is not
+   * consulted before the first step), and the primary then rolls out the tested template.
+   */
+  async function promoteTestedRevision(): Promise<void> {
+    await eventually("a secondary with the new revision", () => getDeployment(kc, namespace, `${NAME}-secondary`));
+    await setDeploymentAvailable(kc, namespace, `${NAME}-secondary`);
+    await eventually("the secondary seen ready (the first step)", async () =>
+      (await apps.get(NAME)).status?.canary?.stage === "Stepping" ? true : undefined,
+    );
+    await apps.annotate(NAME, { "canaryapp.io/promote": "now" });
+    await eventually("Promoting", async () =>
+      (await apps.get(NAME)).status?.canary?.stage === "Promoting" ? true : undefined,
+    );
+    await eventually(
+      "promoted, the secondary gone",
+      async () =>
+        // Plays the Deployment controller for the primary's new template, whenever it is applied.
+        (await setDeploymentAvailable(kc, namespace, `${NAME}-primary`)) !== undefined &&
+        (await apps.get(NAME)).status?.canary === undefined &&
+        (await getDeployment(kc, namespace, `${NAME}-secondary`)) === undefined
+          ? true
+          : undefined,
+      { timeoutMs: 30_000 },
+    );
+  }
+
+  test("a spec change reaches the children", { timeout: 90_000 }, async () => {
     await apps.patchSpec(NAME, {
       replicas: 3,
       imageListenPort: 9090,
       pod: { env: [{ name: "GREETING", value: "hi" }], labels: { team: "payments" } },
     });
-    const primary = await eventually("primary updated", async () => {
+    // The pod template is tested first: the primary keeps its port while the secondary runs the new one.
+    const secondary = await eventually("secondary with the new template", () =>
+      getDeployment(kc, namespace, `${NAME}-secondary`),
+    );
+    assert.equal(secondary.spec?.template.spec?.containers[0]?.ports?.[0]?.containerPort, 9090);
+    const during = await eventually("primary resized", async () => {
       const d = await getDeployment(kc, namespace, `${NAME}-primary`);
       return d?.spec?.replicas === 3 ? d : undefined;
+    });
+    assert.equal(during.spec?.template.spec?.containers[0]?.ports?.[0]?.containerPort, 8088);
+    await promoteTestedRevision();
+
+    const primary = await eventually("primary updated", async () => {
+      const d = await getDeployment(kc, namespace, `${NAME}-primary`);
+      return d?.spec?.replicas === 3 && d.spec.template.spec?.containers[0]?.ports?.[0]?.containerPort === 9090
+        ? d
+        : undefined;
     });
     const container = primary.spec?.template.spec?.containers[0];
     assert.equal(container?.ports?.[0]?.containerPort, 9090);
@@ -136,8 +178,9 @@ describe("owned children", () => {
     });
     assert.equal(service.spec?.ports?.[0]?.port, 80);
 
-    // Removing a pod setting removes it from the Deployment too.
+    // Removing a pod setting removes it from the Deployment too (once tested).
     await apps.patchSpec(NAME, { pod: { env: null, labels: { team: "payments" } } } as never);
+    await promoteTestedRevision();
     await eventually("env removed", async () => {
       const d = await getDeployment(kc, namespace, `${NAME}-primary`);
       return d?.spec?.template.spec?.containers[0]?.env === undefined ? true : undefined;

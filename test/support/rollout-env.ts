@@ -46,14 +46,24 @@ export interface RolloutEnv {
   stop(): Promise<void>;
 }
 
-export async function startRolloutEnv(prefix: string, options: { controller?: boolean } = {}): Promise<RolloutEnv> {
+/**
+ * `deploymentStandIn: false` on the cluster profile, where kube-controller-manager rolls Deployments out and
+ * kwok's pods report their status: the stand-in would mark Deployments available before any pod exists.
+ */
+export async function startRolloutEnv(
+  prefix: string,
+  options: { controller?: boolean; deploymentStandIn?: boolean } = {},
+): Promise<RolloutEnv> {
   const kc = testKubeConfig();
   const namespace = await createTestNamespace(kc, prefix);
   const exporter = await startTestExporter();
   const prometheus = await startPrometheus({ targets: [exporter.target], scrapeIntervalSeconds: 1 });
   await untilScraping(prometheus);
   const unavailable = new Set<string>();
-  const deployments = autoRollout(kc, namespace, { available: (name) => !unavailable.has(name) });
+  const deployments =
+    options.deploymentStandIn === false
+      ? noStandIn()
+      : autoRollout(kc, namespace, { available: (name) => !unavailable.has(name) });
   const controller = options.controller === false ? undefined : runController(namespace);
   const recorders: RolloutRecorder[] = [];
   return {
@@ -76,6 +86,10 @@ export async function startRolloutEnv(prefix: string, options: { controller?: bo
       await exporter.stop();
     },
   };
+}
+
+function noStandIn(): AutoRollout {
+  return { marked: new Map(), lastError: () => undefined, stop: () => Promise.resolve() };
 }
 
 /**

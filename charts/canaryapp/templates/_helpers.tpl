@@ -33,6 +33,10 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 - apiGroups: ["networking.istio.io"]
   resources: ["virtualservices", "destinationrules"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+# Read only, to learn the image digest the secondary's pods run.
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list", "watch"]
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch", "update"]

@@ -1,0 +1,77 @@
+import { createHash } from "node:crypto";
+import stringify from "safe-stable-stringify";
+import type { ResolvedSpec } from "../api/defaults.js";
+import type { PodTemplateParts } from "../api/types.js";
+import { normaliseImage } from "./image-ref.js";
+
+/**
+ * A test's subject is the whole pod template: the image, `imageListenPort` and `pod` (see PodTemplateParts).
+ * Revisions are short hashes of their canonical JSON (keys sorted), stable across processes and versions.
+ */
+
+/** The template parts of a spec. */
+export function templateOf(spec: Pick<ResolvedSpec, "imageListenPort" | "pod">): PodTemplateParts {
+  return { imageListenPort: spec.imageListenPort, pod: spec.pod };
+}
+
+function hash(value: unknown): string {
+  return createHash("sha256")
+    .update(stringify(value) ?? "")
+    .digest("hex")
+    .slice(0, 10);
+}
+
+/** The revision of the template besides the image. */
+export function settingsRevisionOf(template: PodTemplateParts): string {
+  return hash(template);
+}
+
+/** The revision of the whole pod template: the image (normalised, so `app:v3` = `docker.io/library/app:v3`) and the rest. */
+export function revisionOf(image: string, template: PodTemplateParts): string {
+  return hash({ image: normaliseImage(image), template });
+}
+
+/** Whether two templates are the same besides the image. */
+export function sameSettings(a: PodTemplateParts, b: PodTemplateParts): boolean {
+  return settingsRevisionOf(a) === settingsRevisionOf(b);
+}
+
+const POD_FIELDS_NAMED: Record<string, string> = {
+  readinessProbe: "readiness probe",
+  livenessProbe: "liveness probe",
+  imagePullSecrets: "image pull secrets",
+  serviceAccountName: "service account",
+};
+
+/**
+ * What changed from one template to the next besides the image, in a few words: "imageListenPort
+ * 8080 → 9090; env FOO changed; resources changed". Empty when nothing did.
+ */
+export function describeChanges(from: PodTemplateParts, to: PodTemplateParts): string {
+  const parts: string[] = [];
+  if (from.imageListenPort !== to.imageListenPort) {
+    parts.push(`imageListenPort ${from.imageListenPort} → ${to.imageListenPort}`);
+  }
+  const keys = [...new Set([...Object.keys(from.pod), ...Object.keys(to.pod)])].sort();
+  for (const key of keys) {
+    const before = (from.pod as Record<string, unknown>)[key];
+    const after = (to.pod as Record<string, unknown>)[key];
+    if (stringify(before) === stringify(after)) continue;
+    if (key === "env") parts.push(...envChanges(from.pod.env ?? [], to.pod.env ?? []));
+    else parts.push(`${POD_FIELDS_NAMED[key] ?? key} changed`);
+  }
+  return parts.join("; ");
+}
+
+function envChanges(from: readonly { name: string }[], to: readonly { name: string }[]): string[] {
+  const before = new Map(from.map((e) => [e.name, stringify(e)]));
+  const after = new Map(to.map((e) => [e.name, stringify(e)]));
+  const out: string[] = [];
+  for (const [name, value] of after) {
+    if (!before.has(name)) out.push(`env ${name} added`);
+    else if (before.get(name) !== value) out.push(`env ${name} changed`);
+  }
+  for (const name of before.keys()) if (!after.has(name)) out.push(`env ${name} removed`);
+  // Same variables, same values, another order.
+  return out.length > 0 ? out : ["env order changed"];
+}
