@@ -23,7 +23,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, loadAllYaml, dumpYaml } from "@kubernetes/client-node";
 import type { CanaryApp } from "../src/api/types.js";
 import { statusCodeOf } from "../src/kube/errors.js";
-import { ISTIO_NETWORKING } from "../src/router/istio.js";
+import { destinationTrack, ISTIO_NETWORKING } from "../src/router/istio.js";
 import { childNames } from "../src/api/meta.js";
 import { findRepoRoot } from "./cluster/toolchain.js";
 import { waitFor } from "./cluster/wait.js";
@@ -224,8 +224,10 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
       plural: "virtualservices",
       namespace,
       name: names.virtualService,
-    })) as { spec: { http: { route: { destination: { subset: string }; weight: number }[] }[] } };
-    const weights = Object.fromEntries(vs.spec.http[0]?.route.map((r) => [r.destination.subset, r.weight]) ?? []);
+    })) as { spec: { http: { route: { destination: { host: string }; weight: number }[] }[] } };
+    const weights = Object.fromEntries(
+      vs.spec.http[0]?.route.map((r) => [destinationTrack(r.destination), r.weight]) ?? [],
+    );
     assert.deepEqual(weights, { primary: 100, secondary: 0 });
 
     const app = (await custom.getNamespacedCustomObject({

@@ -6,7 +6,7 @@ import type { RoutingObject, TrafficRouter } from "../router/router.js";
 import { deploymentTarget } from "../workload/deployment.js";
 import type { WorkloadObject, WorkloadTarget } from "../workload/workload.js";
 import type { ServiceObject } from "./service.js";
-import { buildService } from "./service.js";
+import { buildService, buildTrackService } from "./service.js";
 
 export type ChildObject = WorkloadObject | ServiceObject | RoutingObject;
 
@@ -27,9 +27,13 @@ export interface DesiredChildren {
 
 /**
  * The children a plan asks for, in an order that never routes traffic to something that does not exist
- * yet and never removes something that still gets traffic: the Service and the workloads first, then
- * the routing objects with their weights, and only then the secondary's removal (the planner asks for
- * that only once the route already gives the secondary nothing).
+ * yet and never removes something that still gets traffic: the per-track Services and the workloads first,
+ * then the routing objects with their weights, then the app's Service, and only then the secondary's
+ * removal (the planner asks for that only once the route already gives the secondary nothing).
+ *
+ * The app's Service comes after the route: an app converged by a version before ADR 0010 has a Service
+ * selecting both tracks that the route uses as its destination; its selector narrows to the primary only
+ * once the route sends to `<name>-primary` and `<name>-secondary`, which exist by then.
  */
 export function desiredChildren(
   app: CanaryApp,
@@ -39,9 +43,14 @@ export function desiredChildren(
   workload: WorkloadTarget = deploymentTarget,
 ): DesiredChildren {
   const { name, namespace } = appRef(app);
-  const apply: ChildObject[] = [buildService(app, spec), workload.desired(app, spec, "primary", plan.primary)];
+  const apply: ChildObject[] = [
+    buildTrackService(app, spec, "primary"),
+    buildTrackService(app, spec, "secondary"),
+    workload.desired(app, spec, "primary", plan.primary),
+  ];
   if (plan.secondary) apply.push(workload.desired(app, spec, "secondary", plan.secondary));
   apply.push(...router.desired(app, spec, plan.weights));
+  apply.push(buildService(app, spec));
   const remove: ChildRef[] = plan.secondary
     ? []
     : [{ apiVersion: workload.apiVersion, kind: workload.kind, namespace, name: childNames(name).secondary }];
