@@ -36,7 +36,8 @@ import {
 import { startEnvironment, type Environment } from "./demo/environment.js";
 import { Kubectl, toolchainKubectl } from "./demo/kubectl.js";
 import { StoryRecorder } from "./demo/recorder.js";
-import { readSample, runStory, type StoryResult } from "./demo/story.js";
+import { readSample, runStory, trafficChecks, type StoryResult } from "./demo/story.js";
+import { totalBad } from "./sim/ledger.js";
 import {
   innerWindows,
   scrapeDeltas,
@@ -197,6 +198,17 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
     }
     assert.deepEqual(
       story.checks.filter((c) => !c.ok),
+      [],
+    );
+  });
+
+  test("the simulator's bad-request count over the story is 0, and callers outside the mesh never reached the secondary", () => {
+    assert.ok(story && env);
+    const checks = trafficChecks(env.simulator.state(), { namespace, name: story.app.metadata.name ?? "" });
+    for (const check of checks) console.log(`# ${check.ok ? "✔" : "✘"} ${check.name}: ${check.detail}`);
+    assert.deepEqual(totalBad(env.simulator.state()), { noReadyPods: 0, reset: 0, total: 0 });
+    assert.deepEqual(
+      checks.filter((c) => !c.ok),
       [],
     );
   });

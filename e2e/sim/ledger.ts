@@ -56,12 +56,16 @@ const emptySent = (): Record<Destination, SentCounts> => ({
   unrouted: { total: 0, byCode: {} },
 });
 
-function count(counts: Record<Destination, SentCounts>, requests: readonly SimulatedRequest[], bad: BadCounts): void {
+function count(
+  counts: Record<Destination, SentCounts>,
+  requests: readonly SimulatedRequest[],
+  bad: BadCounts | undefined,
+): void {
   for (const r of requests) {
     const c = counts[r.track ?? "unrouted"];
     c.total++;
     c.byCode[String(r.code)] = (c.byCode[String(r.code)] ?? 0) + 1;
-    if (r.bad !== undefined) bad[r.bad]++;
+    if (r.bad !== undefined && bad !== undefined) bad[r.bad]++;
   }
 }
 
@@ -77,15 +81,18 @@ export class Ledger {
     this.views = views;
   }
 
-  /** Counts requests sent through the mesh, or (`outsideMesh`) by callers without a sidecar. */
-  record(app: AppView, requests: readonly SimulatedRequest[], outsideMesh = false): void {
+  /**
+   * Counts requests sent through the mesh, or (`outsideMesh`) by callers without a sidecar. Bad requests
+   * count only once the app is `up` (its primary was Ready once): before its first pod, nothing serves it.
+   */
+  record(app: AppView, requests: readonly SimulatedRequest[], outsideMesh = false, up = true): void {
     const key = `${app.namespace}/${app.name}`;
     const table = outsideMesh ? this.outside : this.sent;
     let counts = table.get(key);
     if (!counts) table.set(key, (counts = emptySent()));
     let bad = this.bad.get(key);
     if (!bad) this.bad.set(key, (bad = { noReadyPods: 0, reset: 0 }));
-    count(counts, requests, bad);
+    count(counts, requests, up ? bad : undefined);
   }
 
   state(rps: number, tickMs: number): SimulatorState {

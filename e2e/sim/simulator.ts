@@ -85,6 +85,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const propagationTicks = Math.max(0, Math.floor(opts.propagationTicks ?? 0));
   /** The views of the last ticks, newest last: the proxies route by the oldest. */
   const seen: AppView[][] = [];
+  /** Apps whose primary the proxies have seen Ready once: before that the app is not up, nothing is bad yet. */
+  const up = new Set<string>();
 
   let watch: { stop(): Promise<void> } | undefined;
   let source = opts.source;
@@ -114,16 +116,17 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     ledger.ticks++;
     for (const app of views) {
       const key = `${app.namespace}/${app.name}`;
+      if (app.tracks.primary.readyPods.length > 0) up.add(key);
       const due = requestsThisTick(rps, tickMs, carry.get(key) ?? 0);
       carry.set(key, due.carry);
       const requests = simulateRequests(app, due.count, behaviours, random, live);
       telemetry.record(app, requests);
-      ledger.record(app, requests);
+      ledger.record(app, requests, false, up.has(key));
       if (outsideMeshRps > 0) {
         const outside = requestsThisTick(outsideMeshRps, tickMs, outsideCarry.get(key) ?? 0);
         outsideCarry.set(key, outside.carry);
         // Not in Istio's metrics: the analysis judges mesh traffic, and these callers have no sidecar.
-        ledger.record(app, simulateOutsideMesh(app, outside.count, behaviours, random, live), true);
+        ledger.record(app, simulateOutsideMesh(app, outside.count, behaviours, random, live), true, up.has(key));
       }
     }
   };
