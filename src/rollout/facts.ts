@@ -3,7 +3,9 @@ import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { consumed } from "./context.js";
 import type { Progress, TestFacts } from "./decisions.js";
+import { replicasForWeight } from "./decisions.js";
 import { secondaryReady } from "./observation.js";
+import { stepWeight } from "./steps.js";
 import { hasElapsed } from "./time.js";
 
 /**
@@ -20,7 +22,7 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     step: canary.step,
     steps: analysis.weights.length,
     paused: canary.pausedAt !== undefined,
-    secondaryReady: secondaryReady(ctx.observed, canary.image),
+    secondaryReady: secondaryReadyNow(ctx, canary),
     specValid: ctx.problems.length === 0,
     manualPromotion: analysis.manualPromotion,
     abortRequested: ctx.requests.abort && !consumed(ctx, ANNOTATIONS.abort),
@@ -30,15 +32,16 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     progressDeadlineSeconds: analysis.progressDeadlineSeconds,
     inconclusiveLimit: analysis.inconclusiveLimit,
     trafficWithheld: canary.trafficWithheld === true,
+    nextStepCapacity: capacityFor(ctx, canary, canary.step + 1),
     ...(progress !== undefined ? { progress } : {}),
   };
 }
 
 /** The time and readiness evidence for moving the stage on (the verdict is added once the analysis ran). */
 export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
-  const ready = secondaryReady(ctx.observed, canary.image);
+  const ready = secondaryReadyNow(ctx, canary);
   // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
-  const wasReady = (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
+  const wasReady = wasSecondaryReady(ctx);
   const deadline = ctx.spec.analysis.progressDeadlineSeconds;
   const inconclusive = canary.inconclusive;
   return {
@@ -48,4 +51,38 @@ export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
     inconclusiveAnalyses: inconclusive?.count ?? 0,
     noVerdictDeadlinePassed: inconclusive !== undefined && hasElapsed(ctx.now, inconclusive.since, deadline),
   };
+}
+
+/** The last plan took the secondary as ready: while stepping its weight is above 0 exactly when it was. */
+function wasSecondaryReady(ctx: PlanContext): boolean {
+  // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
+  return (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
+}
+
+/**
+ * The secondary has, Available with the image under test, the pods that the weight of `step` needs
+ * (`spec.scaling: weighted`); false while its status has not caught up with a scale. Always true with
+ * `fixed`, where readiness alone decides.
+ */
+function capacityFor(ctx: PlanContext, canary: CanaryState, step: number): boolean {
+  const { spec } = ctx;
+  if (spec.scaling === "fixed") return true;
+  const observed = ctx.observed.secondary;
+  if (observed === null || observed.image !== canary.image || observed.currentAvailable === undefined) return false;
+  const weight = stepWeight(spec.analysis.weights, Math.max(0, step));
+  return observed.currentAvailable >= replicasForWeight(spec.replicas, spec.testReplicas, weight);
+}
+
+/**
+ * May the secondary take traffic now? With `spec.scaling: fixed`, when its Deployment is rolled out and
+ * Available with the image under test (observation.ts). With `weighted`, when the pods of the current
+ * step's weight are Available with that image, whatever a scale-up for the next step is doing; while the
+ * Deployment's status has not caught up with such a scale, as it was.
+ */
+export function secondaryReadyNow(ctx: PlanContext, canary: CanaryState): boolean {
+  if (ctx.spec.scaling === "fixed") return secondaryReady(ctx.observed, canary.image);
+  const observed = ctx.observed.secondary;
+  if (observed === null || observed.image !== canary.image) return false;
+  if (observed.currentAvailable === undefined) return wasSecondaryReady(ctx);
+  return capacityFor(ctx, canary, canary.step);
 }

@@ -16,10 +16,11 @@ import {
   handleRetry,
 } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
-import { isEnding, requeueAfterSeconds } from "./decisions.js";
+import { isEnding, requeueAfterSeconds, secondaryReplicas } from "./decisions.js";
 import { finishIfDrained, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
-import { primaryRunning, secondaryReady } from "./observation.js";
+import { primaryRunning } from "./observation.js";
+import { secondaryReadyNow } from "./facts.js";
 import { derivePhase } from "./phase.js";
 import { advanceStage, promotionOverdue } from "./stages.js";
 import type { InvalidSpecPlan } from "./reported.js";
@@ -174,7 +175,7 @@ function assemble(ctx: PlanContext): Plan {
   const { status, spec, observed } = ctx;
   const canary = status.canary;
   const primaryImage = status.primaryImage ?? spec.image;
-  const ready = canary !== undefined && secondaryReady(observed, canary.image);
+  const ready = canary !== undefined && secondaryReadyNow(ctx, canary);
   const weights = splitWeights(secondaryWeight(canary, spec.analysis.weights, ready));
   const overdue = canary !== undefined && promotionOverdue(ctx, canary);
   const invalid = ctx.problems.length > 0;
@@ -223,7 +224,20 @@ function assemble(ctx: PlanContext): Plan {
   return {
     // Only the image this test proved may reach the primary, and only once promotion began.
     primary: { image: canary?.stage === "Promoting" ? canary.image : primaryImage, replicas: spec.replicas },
-    secondary: canary !== undefined ? { image: canary.image, replicas: spec.testReplicas } : null,
+    secondary:
+      canary !== undefined
+        ? {
+            image: canary.image,
+            replicas: secondaryReplicas({
+              scaling: spec.scaling,
+              replicas: spec.replicas,
+              testReplicas: spec.testReplicas,
+              stage: canary.stage,
+              step: canary.step,
+              weights: spec.analysis.weights,
+            }),
+          }
+        : null,
     weights,
     status,
     events: ctx.events,

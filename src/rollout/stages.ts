@@ -4,9 +4,9 @@ import { describeResult, formatNumber, judgeAnalysis } from "./analysis.js";
 import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
 import { promotionDue, promotionGateReached, rollbackDue, stepComplete, stepDue } from "./decisions.js";
-import { progressOf, testFacts } from "./facts.js";
+import { progressOf, secondaryReadyNow, testFacts } from "./facts.js";
 import { enterFinalising, enterPromoting, finishIfDrained, startRollback } from "./lifecycle.js";
-import { primaryRunning, secondaryReady } from "./observation.js";
+import { primaryRunning } from "./observation.js";
 import { stepWeight } from "./steps.js";
 import { hasElapsed } from "./time.js";
 
@@ -95,7 +95,7 @@ function restartStep(ctx: PlanContext, canary: CanaryState): void {
   canary.stepStartedAt = ctx.at;
   canary.stepBeganAt = ctx.at;
   delete canary.trafficWithheld;
-  if (secondaryReady(ctx.observed, canary.image)) {
+  if (secondaryReadyNow(ctx, canary)) {
     emit(ctx, "Normal", "SecondaryReady", `the secondary is ready again; ${shiftedMessage(ctx, canary)}`);
     return;
   }

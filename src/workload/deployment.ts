@@ -108,7 +108,15 @@ export function observeDeployment(object: unknown): WorkloadObservation | null {
     (status.updatedReplicas ?? 0) >= replicas &&
     (status.availableReplicas ?? 0) >= replicas &&
     (status.replicas ?? 0) <= replicas;
-  return { image, replicas, available, readyReplicas: status.readyReplicas ?? 0 };
+  const caughtUp = (status.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 1);
+  const oldPods = Math.max(0, (status.replicas ?? 0) - (status.updatedReplicas ?? 0));
+  return {
+    image,
+    replicas,
+    available,
+    readyReplicas: status.readyReplicas ?? 0,
+    ...(caughtUp ? { currentAvailable: Math.max(0, (status.availableReplicas ?? 0) - oldPods) } : {}),
+  };
 }
 
 /** Deployments as the workload: the first WorkloadTarget. */
