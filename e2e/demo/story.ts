@@ -389,9 +389,11 @@ export function trafficChecks(state: SimulatorState, app: { namespace: string; n
   const outside = seen?.outsideMesh;
   return [
     {
-      name: "no request reached a track without a Ready pod or was reset by a deleted pod",
+      name: "no request reached a track without a Ready pod or was reset by a removed secondary",
       ok: bad.total === 0 && sent > 0,
-      detail: `${bad.total} bad of ${sent} mesh requests (no Ready pod ${bad.noReadyPods}, reset ${bad.reset})`,
+      detail: `${bad.total} bad of ${sent} mesh requests (no Ready pod ${bad.noReadyPods}, reset ${bad.reset}; primary pods replaced by its rolling update: ${bad.replaced})${
+        bad.total > 0 ? `; latest: ${seen?.recentBad.join(", ") ?? ""}` : ""
+      }`,
     },
     {
       name: "callers outside the mesh never reached the secondary",

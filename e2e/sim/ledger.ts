@@ -11,7 +11,9 @@ export function totalBad(state: SimulatorState): BadCounts & { total: number } {
   const sum = (f: (a: AppState) => number) => state.apps.reduce((n, a) => n + f(a), 0);
   const noReadyPods = sum((a) => a.bad.noReadyPods);
   const reset = sum((a) => a.bad.reset);
-  return { noReadyPods, reset, total: noReadyPods + reset };
+  const replaced = sum((a) => a.bad.replaced);
+  // `replaced` is the primary's own rolling update, not the rollout's doing: told, not counted as bad.
+  return { noReadyPods, reset, replaced, total: noReadyPods + reset };
 }
 
 export interface SentCounts {
@@ -36,11 +38,15 @@ export interface AppState {
   outsideMesh: Record<Destination, SentCounts>;
   /** Requests that reached a destination with no Ready pod, or were reset by a deleted pod (mesh or not). */
   bad: BadCounts;
+  /** The first and latest bad requests (at most 20), to tell where they came from. */
+  recentBad: string[];
 }
 
 export interface BadCounts {
   noReadyPods: number;
   reset: number;
+  /** Requests to a primary pod its Deployment's rolling update had removed (see BadRequest). */
+  replaced: number;
 }
 
 export interface SimulatorState {
@@ -73,6 +79,7 @@ export class Ledger {
   private readonly sent = new Map<string, Record<Destination, SentCounts>>();
   private readonly outside = new Map<string, Record<Destination, SentCounts>>();
   private readonly bad = new Map<string, BadCounts>();
+  private readonly recentBad = new Map<string, string[]>();
   private views: AppView[] = [];
   ticks = 0;
 
@@ -91,8 +98,18 @@ export class Ledger {
     let counts = table.get(key);
     if (!counts) table.set(key, (counts = emptySent()));
     let bad = this.bad.get(key);
-    if (!bad) this.bad.set(key, (bad = { noReadyPods: 0, reset: 0 }));
+    if (!bad) this.bad.set(key, (bad = { noReadyPods: 0, reset: 0, replaced: 0 }));
     count(counts, requests, up ? bad : undefined);
+    if (!up) return;
+    const recent = this.recentBad.get(key) ?? [];
+    for (const r of requests) {
+      if (r.bad === undefined) continue;
+      recent.push(
+        `tick ${this.ticks}: ${r.bad} ${r.track ?? "-"} ${r.pod ?? "-"}${outsideMesh ? " (outside the mesh)" : ""}`,
+      );
+    }
+    // The first ten and the latest ten.
+    this.recentBad.set(key, recent.length > 20 ? [...recent.slice(0, 10), ...recent.slice(-10)] : recent);
   }
 
   state(rps: number, tickMs: number): SimulatorState {
@@ -113,7 +130,8 @@ export class Ledger {
         workloads: perTrack((t) => v.tracks[t].workload),
         sent: structuredClone(this.sent.get(`${v.namespace}/${v.name}`) ?? emptySent()),
         outsideMesh: structuredClone(this.outside.get(`${v.namespace}/${v.name}`) ?? emptySent()),
-        bad: { ...(this.bad.get(`${v.namespace}/${v.name}`) ?? { noReadyPods: 0, reset: 0 }) },
+        bad: { ...(this.bad.get(`${v.namespace}/${v.name}`) ?? { noReadyPods: 0, reset: 0, replaced: 0 }) },
+        recentBad: [...(this.recentBad.get(`${v.namespace}/${v.name}`) ?? [])],
       })),
     };
   }

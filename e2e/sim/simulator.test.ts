@@ -93,7 +93,7 @@ describe("startSimulator (with a static cluster)", () => {
       assert.equal(app?.outsideMesh.primary.total, 1000);
       assert.equal(app.outsideMesh.secondary.total, 0);
       assert.equal(app.sent.secondary.total, 0);
-      assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, total: 0 });
+      assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, replaced: 0, total: 0 });
 
       // The Service as it was before ADR 0010, selecting both tracks: the same callers reach the secondary.
       cluster.services = [service("web", "shop")];
@@ -119,14 +119,14 @@ describe("startSimulator (with a static cluster)", () => {
     const sim = await startSimulator({ source: { snapshot: () => cluster }, autoTick: false, propagationTicks: 4 });
     try {
       for (let i = 0; i < 20; i++) sim.tick();
-      assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, total: 0 });
+      assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, replaced: 0, total: 0 });
 
       // Route back to the primary, and the secondary kept until the proxies have the route: nothing bad.
       cluster.virtualServices = [virtualServiceByHost("web", "shop", [100, 0])];
       for (let i = 0; i < 8; i++) sim.tick();
       cluster.pods = [primary];
       for (let i = 0; i < 8; i++) sim.tick();
-      assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, total: 0 });
+      assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, replaced: 0, total: 0 });
 
       // The secondary deleted at the moment the route changes: the proxies still send it requests, reset.
       cluster.pods = [primary, secondary];
@@ -138,6 +138,14 @@ describe("startSimulator (with a static cluster)", () => {
       const afterReset = totalBad(sim.state());
       assert.ok(afterReset.reset > 0, JSON.stringify(afterReset));
       assert.equal(afterReset.noReadyPods, 0);
+      assert.equal(afterReset.replaced, 0);
+
+      // The primary's rolling update replaces its pod: told apart, not counted as bad.
+      cluster.pods = [pod("web", "shop", "primary", "web-primary-2", "web:v2")];
+      for (let i = 0; i < 8; i++) sim.tick();
+      const afterReplace = totalBad(sim.state());
+      assert.ok(afterReplace.replaced > 0, JSON.stringify(afterReplace));
+      assert.equal(afterReplace.total, afterReset.total);
 
       // A weight on a track with no Ready pod at all.
       cluster.virtualServices = [virtualServiceByHost("web", "shop", [0, 100])];

@@ -15,9 +15,14 @@ export type ResponseFlags = "-" | "UH" | "UC";
 
 /**
  * Why a request went wrong through no fault of the image: it reached a destination with no Ready pod, or
- * the pod it was sent to had been deleted (a secondary removed before the proxies had the new route).
+ * the pod it was sent to had been deleted: `reset` when the pod was the secondary's (removed by the
+ * controller before the proxies had the new route: what the drain prevents), `replaced` when it was the
+ * primary's, replaced by its Deployment's rolling update (kwok removes a deleted pod at once, where a real
+ * pod would keep serving for its termination grace; the app's own shutdown decides, not the rollout).
  */
-export type BadRequest = "noReadyPods" | "reset";
+export type BadRequest = "noReadyPods" | "reset" | "replaced";
+
+const goneKind = (pod: PodView): BadRequest => (pod.track === "secondary" ? "reset" : "replaced");
 
 /** One simulated request, as the destination's sidecar would report it. */
 export interface SimulatedRequest {
@@ -73,7 +78,7 @@ export function simulateRequests(
 ): SimulatedRequest[] {
   const served = (pod: PodView, workload: string): SimulatedRequest =>
     live !== undefined && !live.has(`${app.namespace}/${pod.name}`)
-      ? { track: pod.track, workload, pod: pod.name, code: 503, flags: "UC", latencyMs: 0, bad: "reset" }
+      ? { track: pod.track, workload, pod: pod.name, code: 503, flags: "UC", latencyMs: 0, bad: goneKind(pod) }
       : answer(pod, workload, behaviours, random);
   const requests: SimulatedRequest[] = [];
   const everyReady = TRACKS.flatMap((t) => app.tracks[t].readyPods);
@@ -135,7 +140,15 @@ export function simulateOutsideMesh(
       });
     } else if (live !== undefined && !live.has(`${app.namespace}/${pod.name}`)) {
       const workload = app.tracks[pod.track].workload;
-      requests.push({ track: pod.track, workload, pod: pod.name, code: 503, flags: "UC", latencyMs: 0, bad: "reset" });
+      requests.push({
+        track: pod.track,
+        workload,
+        pod: pod.name,
+        code: 503,
+        flags: "UC",
+        latencyMs: 0,
+        bad: goneKind(pod),
+      });
     } else {
       requests.push(answer(pod, app.tracks[pod.track].workload, behaviours, random));
     }

@@ -10,18 +10,20 @@ export async function setDeploymentAvailable(
   namespace: string,
   name: string,
   available = true,
+  /** At most this many pods available (a scale-up under way); all of them when absent. */
+  limit?: number,
 ): Promise<V1Deployment> {
   const apps = kc.makeApiClient(AppsV1Api);
   const deployment = await apps.readNamespacedDeployment({ namespace, name });
   const replicas = deployment.spec?.replicas ?? 1;
-  const ready = available ? replicas : 0;
+  const ready = available ? Math.min(replicas, limit ?? replicas) : 0;
   deployment.status = {
     observedGeneration: deployment.metadata?.generation ?? 1,
     replicas,
     updatedReplicas: replicas,
     readyReplicas: ready,
     availableReplicas: ready,
-    ...(available ? {} : { unavailableReplicas: replicas }),
+    ...(ready < replicas ? { unavailableReplicas: replicas - ready } : {}),
   };
   return apps.replaceNamespacedDeploymentStatus({ namespace, name, body: deployment });
 }
