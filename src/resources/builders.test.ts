@@ -181,19 +181,20 @@ describe("desiredChildren", () => {
     removeAnnotations: [],
   };
 
-  test("applies the per-track Services and Deployments before the routes, the app's Service after them, and removes nothing while a secondary is wanted", () => {
+  test("applies the per-track Services before the routes, the app's Service after them, then the Deployments, and removes nothing while a secondary is wanted", () => {
     const { apply, remove } = desiredChildren(app, spec, basePlan, istioRouter);
     assert.deepEqual(
       apply.map((o) => `${o.kind}/${o.metadata.name}`),
       [
         "Service/canaryapp-sample-primary",
         "Service/canaryapp-sample-secondary",
-        "Deployment/canaryapp-sample-primary",
-        "Deployment/canaryapp-sample-secondary",
         "DestinationRule/canaryapp-sample",
         "VirtualService/canaryapp-sample",
-        // Narrowed to the primary only once the route sends to the per-track Services (ADR 0010).
+        // Narrowed to the primary only once the route sends to the per-track Services (ADR 0010), and
+        // there before the first pod, for callers outside the mesh.
         "Service/canaryapp-sample",
+        "Deployment/canaryapp-sample-primary",
+        "Deployment/canaryapp-sample-secondary",
       ],
     );
     assert.deepEqual(remove, []);

@@ -27,13 +27,16 @@ export interface DesiredChildren {
 
 /**
  * The children a plan asks for, in an order that never routes traffic to something that does not exist
- * yet and never removes something that still gets traffic: the per-track Services and the workloads first,
- * then the routing objects with their weights, then the app's Service, and only then the secondary's
- * removal (the planner asks for that only once the route already gives the secondary nothing).
+ * yet and never removes something that still gets traffic: the per-track Services first, then the routing
+ * objects with their weights (the planner gives the secondary weight only once it is observed ready, so
+ * the route never sends to pods that are not there), then the app's Service, then the workloads, and only
+ * then the secondary's removal (the planner asks for that only once the route already gives the secondary
+ * nothing).
  *
  * The app's Service comes after the route: an app converged by a version before ADR 0010 has a Service
  * selecting both tracks that the route uses as its destination; its selector narrows to the primary only
- * once the route sends to `<name>-primary` and `<name>-secondary`, which exist by then.
+ * once the route sends to `<name>-primary` and `<name>-secondary`, which exist by then. It comes before the
+ * workloads, so that on a first deploy callers outside the mesh have it before the first pod is ready.
  */
 export function desiredChildren(
   app: CanaryApp,
@@ -46,11 +49,11 @@ export function desiredChildren(
   const apply: ChildObject[] = [
     buildTrackService(app, spec, "primary"),
     buildTrackService(app, spec, "secondary"),
+    ...router.desired(app, spec, plan.weights),
+    buildService(app, spec),
     workload.desired(app, spec, "primary", plan.primary),
   ];
   if (plan.secondary) apply.push(workload.desired(app, spec, "secondary", plan.secondary));
-  apply.push(...router.desired(app, spec, plan.weights));
-  apply.push(buildService(app, spec));
   const remove: ChildRef[] = plan.secondary
     ? []
     : [{ apiVersion: workload.apiVersion, kind: workload.kind, namespace, name: childNames(name).secondary }];
