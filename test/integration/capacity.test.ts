@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { eventually } from "../support/kube.js";
 import { getDeployment } from "../support/workloads.js";
 import {
   appSpec,
@@ -52,8 +53,9 @@ describe("capacity follows weight", () => {
       // The 3 pods come up: the step's analysis runs, the weight moves to 30, the secondary grows for 50.
       env.podLimits.set(secondary, 3);
       await untilWeight(recorder, 30);
-      const grown = await getDeployment(env.kc, env.namespace, secondary);
-      assert.equal(grown?.spec?.replicas, 5);
+      await eventually("the secondary sized for 50 %", async () =>
+        (await getDeployment(env.kc, env.namespace, secondary))?.spec?.replicas === 5 ? true : undefined,
+      );
       await sleep(2 * INTERVAL_MS);
       assert.equal(recorder.currentWeights()?.secondary, 30, recorder.describe());
 
