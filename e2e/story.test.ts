@@ -239,8 +239,8 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
       namespace,
       name: names.virtualService,
     })) as { spec: { http: { route: { destination: { host: string }; weight: number }[] }[] } };
-    const weights = Object.fromEntries(
-      vs.spec.http[0]?.route.map((r) => [destinationTrack(r.destination), r.weight]) ?? [],
+    const weights: Record<string, number> = Object.fromEntries(
+      vs.spec.http[0]?.route.map((r): [string, number] => [destinationTrack(r.destination) ?? "?", r.weight]) ?? [],
     );
     assert.deepEqual(weights, { primary: 100, secondary: 0 });
 
