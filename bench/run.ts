@@ -4,6 +4,7 @@
  */
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { benchPlanner } from "./planner.js";
+import { benchCapacity } from "./capacity.js";
 import { benchRollout } from "./rollout.js";
 import { benchScale } from "./scale.js";
 
@@ -21,6 +22,13 @@ try {
   const ms = (s: { n: number; median: number; max: number }) => `median ${s.median} ms, max ${s.max} ms (n=${s.n})`;
   console.log(`rollout: spec.image patch → secondary Deployment created: ${ms(rollout.patchToSecondaryMs)}`);
   console.log(`rollout: time per step beyond the ${rollout.intervalMs / 1000} s interval: ${ms(rollout.stepExtraMs)}`);
+
+  const capacity = await benchCapacity();
+  for (const mode of ["fixed", "weighted"] as const) {
+    console.log(
+      `capacity (scaling: ${mode}, 10 replicas, steps 10/30/50 %): spec.image patch → first weight: ${ms(capacity.patchToFirstWeightMs[mode])}; → Healthy: ${ms(capacity.patchToHealthyMs[mode])}`,
+    );
+  }
 
   const scale = await benchScale(controlPlane.kubeconfigPath, apps);
   console.log(`scale: ${scale.apps} CanaryApps → all children in ${scale.secondsToAllChildren.toFixed(1)} s`);

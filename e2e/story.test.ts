@@ -23,7 +23,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, loadAllYaml, dumpYaml } from "@kubernetes/client-node";
 import type { CanaryApp } from "../src/api/types.js";
 import { statusCodeOf } from "../src/kube/errors.js";
-import { ISTIO_NETWORKING } from "../src/router/istio.js";
+import { destinationTrack, ISTIO_NETWORKING } from "../src/router/istio.js";
 import { childNames } from "../src/api/meta.js";
 import { pinImage } from "../src/rollout/image-ref.js";
 import { fakeDigest } from "./cluster/fake-nodes.js";
@@ -38,7 +38,8 @@ import {
 import { startEnvironment, type Environment } from "./demo/environment.js";
 import { Kubectl, toolchainKubectl } from "./demo/kubectl.js";
 import { StoryRecorder } from "./demo/recorder.js";
-import { readSample, runStory, type StoryResult } from "./demo/story.js";
+import { readSample, runStory, trafficChecks, type StoryResult } from "./demo/story.js";
+import { totalBad } from "./sim/ledger.js";
 import {
   innerWindows,
   scrapeDeltas,
@@ -203,6 +204,19 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
     );
   });
 
+  test("the simulator's bad-request count over the story is 0, and callers outside the mesh never reached the secondary", () => {
+    assert.ok(story && env);
+    const checks = trafficChecks(env.simulator.state(), { namespace, name: story.app.metadata.name ?? "" });
+    for (const check of checks) console.log(`# ${check.ok ? "✔" : "✘"} ${check.name}: ${check.detail}`);
+    const bad = totalBad(env.simulator.state());
+    console.log(`# primary pods replaced by the promotion's rolling update: ${bad.replaced} requests`);
+    assert.deepEqual({ ...bad, replaced: 0 }, { noReadyPods: 0, reset: 0, replaced: 0, total: 0 });
+    assert.deepEqual(
+      checks.filter((c) => !c.ok),
+      [],
+    );
+  });
+
   test("v2's weight climbed 10, 20, 30, 40, 50, then went to 0; v3's went to 0 from its first step", () => {
     assert.ok(story);
     assert.deepEqual(story.steps, [10, 20, 30, 40, 50]);
@@ -230,8 +244,10 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
       plural: "virtualservices",
       namespace,
       name: names.virtualService,
-    })) as { spec: { http: { route: { destination: { subset: string }; weight: number }[] }[] } };
-    const weights = Object.fromEntries(vs.spec.http[0]?.route.map((r) => [r.destination.subset, r.weight]) ?? []);
+    })) as { spec: { http: { route: { destination: { host: string }; weight: number }[] }[] } };
+    const weights: Record<string, number> = Object.fromEntries(
+      vs.spec.http[0]?.route.map((r): [string, number] => [destinationTrack(r.destination) ?? "?", r.weight]) ?? [],
+    );
     assert.deepEqual(weights, { primary: 100, secondary: 0 });
 
     const app = (await custom.getNamespacedCustomObject({

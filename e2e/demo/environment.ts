@@ -16,6 +16,11 @@ import { startSimulator, type Simulator } from "../sim/simulator.js";
 import { startControllerProcess, type ControllerProcess } from "./controller-process.js";
 import { Kubectl, toolchainKubectl } from "./kubectl.js";
 
+/** Requests per second from callers outside the mesh, in the demo and the tests that use this environment. */
+export const OUTSIDE_MESH_RPS = 5;
+/** How many simulator ticks (250 ms) the proxies' view lags the API server. */
+export const PROPAGATION_TICKS = 4;
+
 export interface EnvironmentOptions {
   /** The namespace the story runs in; created when missing. The controller and simulator watch only it. */
   namespace: string;
@@ -94,6 +99,10 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
           kubeconfig: kc,
           namespaces: [opts.namespace],
           ...(opts.rps !== undefined ? { rps: opts.rps } : {}),
+          // Callers without a sidecar beside the mesh's, and proxies that learn of a change a second late
+          // (4 ticks of 250 ms), so the story shows what each would suffer (e2e/sim, ADR 0010).
+          outsideMeshRps: OUTSIDE_MESH_RPS,
+          propagationTicks: PROPAGATION_TICKS,
         }),
       (s) => `${s.state().rps} requests/s per app, Istio metrics at ${s.url}/metrics`,
     );

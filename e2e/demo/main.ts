@@ -17,7 +17,7 @@ import { DEFAULT_RPS } from "../sim/simulator.js";
 import { startEnvironment, type Environment } from "./environment.js";
 import { shellQuote } from "./kubectl.js";
 import { StoryRecorder } from "./recorder.js";
-import { readSample, runStory, type StoryResult } from "./story.js";
+import { readSample, runStory, trafficChecks, type StoryResult } from "./story.js";
 import { duration, LiveView, styleFor } from "./view.js";
 
 const USAGE = `usage: make demo [ARGS='--keep ...'], or node dist/e2e/demo/main.js [--keep] [--interval 5s] [--namespace canaryapp-demo] [--rps ${DEFAULT_RPS}]
@@ -228,7 +228,9 @@ async function epilogue(env: Environment, result: StoryResult): Promise<void> {
     `jsonpath={range .status.failedImages[*]}{.image}{"  reason="}{.reason}{"  "}{.metric}{"="}{.value}{"\\n  "}{.message}{"\\n"}{end}`,
   ]);
   print();
-  for (const check of result.checks) {
+  const checks = [...result.checks, ...trafficChecks(env.simulator.state(), { namespace, name })];
+  result.ok = checks.every((c) => c.ok);
+  for (const check of checks) {
     print(`  ${check.ok ? style.good("✔") : style.bad("✘")} ${check.name}  ${style.dim(check.detail)}`);
   }
   print();

@@ -15,6 +15,7 @@ import { pinImage } from "../../src/rollout/image-ref.js";
 import { findRepoRoot } from "../cluster/toolchain.js";
 import type { Kubectl } from "./kubectl.js";
 import type { StoryRecorder } from "./recorder.js";
+import { totalBad, type SimulatorState } from "../sim/ledger.js";
 
 /** The seed's sample, as `config/samples` ships it. */
 export const SAMPLE_FILE = join("config", "samples", "canaryapp_v1alpha1_canaryapp.yaml");
@@ -377,6 +378,31 @@ export function storyChecks(seen: {
         status.canary === undefined &&
         status.weights?.secondary === 0,
       detail: `phase ${status?.phase ?? "?"}, primary ${status?.primaryImage ?? "?"}, weights ${status?.weights?.primary ?? "?"}/${status?.weights?.secondary ?? "?"}`,
+    },
+  ];
+}
+
+/**
+ * What the story promises of the traffic, from the simulator's ledger (pure): no request reached a track
+ * without a Ready pod or was reset by a deleted pod, and no caller outside the mesh reached the secondary.
+ */
+export function trafficChecks(state: SimulatorState, app: { namespace: string; name: string }): Check[] {
+  const bad = totalBad(state);
+  const seen = state.apps.find((a) => a.namespace === app.namespace && a.name === app.name);
+  const sent = seen ? seen.sent.primary.total + seen.sent.secondary.total : 0;
+  const outside = seen?.outsideMesh;
+  return [
+    {
+      name: "no request reached a track without a Ready pod or was reset by a removed secondary",
+      ok: bad.total === 0 && sent > 0,
+      detail: `${bad.total} bad of ${sent} mesh requests (no Ready pod ${bad.noReadyPods}, reset ${bad.reset}; primary pods replaced by its rolling update: ${bad.replaced})${
+        bad.total > 0 ? `; latest: ${seen?.recentBad.join(", ") ?? ""}` : ""
+      }`,
+    },
+    {
+      name: "callers outside the mesh never reached the secondary",
+      ok: outside !== undefined && outside.primary.total > 0 && outside.secondary.total === 0,
+      detail: `outside the mesh: primary ${outside?.primary.total ?? 0}, secondary ${outside?.secondary.total ?? 0}`,
     },
   ];
 }

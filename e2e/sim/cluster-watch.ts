@@ -1,5 +1,5 @@
 /**
- * Watches the controller's children (VirtualServices, Pods, Deployments) through the project's informers,
+ * Watches the controller's children (VirtualServices, Pods, Deployments, Services) through the project's informers,
  * so every tick reads the cluster as it is now without asking the API server.
  */
 import { setTimeout as sleep } from "node:timers/promises";
@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { LABELS, MANAGED_BY_VALUE } from "../../src/api/types.js";
 import { createInformer, type Informer, type ObjectList } from "../../src/controller/informer.js";
 import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
-import type { ClusterSnapshot, DeploymentLike, PodLike, VirtualServiceLike } from "./mesh-view.js";
+import type { ClusterSnapshot, DeploymentLike, PodLike, ServiceLike, VirtualServiceLike } from "./mesh-view.js";
 
 /** Anything that can say what the cluster looks like right now. */
 export interface SnapshotSource {
@@ -65,7 +65,15 @@ export async function watchCluster(kc: PooledKubeConfig, opts: WatchOptions): Pr
         ObjectList<VirtualServiceLike>
       >,
   });
-  const informers: Informer<unknown>[] = [pods, deployments, virtualServices];
+  const services = createInformer<ServiceLike>({
+    ...common,
+    type: { group: "", version: "v1", plural: "services" },
+    list: ({ namespace, labelSelector }) =>
+      namespace === undefined
+        ? core.listServiceForAllNamespaces({ labelSelector })
+        : core.listNamespacedService({ namespace, labelSelector }),
+  });
+  const informers: Informer<unknown>[] = [pods, deployments, virtualServices, services];
   for (const informer of informers) informer.start();
 
   const deadline = Date.now() + (opts.syncTimeoutMs ?? 30_000);
@@ -78,7 +86,12 @@ export async function watchCluster(kc: PooledKubeConfig, opts: WatchOptions): Pr
   }
 
   return {
-    snapshot: () => ({ virtualServices: virtualServices.list(), pods: pods.list(), deployments: deployments.list() }),
+    snapshot: () => ({
+      virtualServices: virtualServices.list(),
+      pods: pods.list(),
+      deployments: deployments.list(),
+      services: services.list(),
+    }),
     stop: async () => {
       await Promise.all(informers.map((i) => i.stop()));
     },

@@ -1,6 +1,6 @@
 /** Builders of the objects the simulator reads, shaped as the controller makes them. */
 import type { Track } from "../../src/api/types.js";
-import type { DeploymentLike, PodLike, VirtualServiceLike } from "./mesh-view.js";
+import type { DeploymentLike, PodLike, ServiceLike, VirtualServiceLike } from "./mesh-view.js";
 import type { AppView, PodView } from "./mesh-view.js";
 
 const childLabels = (app: string, track?: Track) => ({
@@ -25,6 +25,34 @@ export function virtualService(app: string, namespace: string, weights: [number,
         },
       ],
     },
+  };
+}
+
+/** The VirtualService as the controller makes it since ADR 0010: per-track Services as destinations. */
+export function virtualServiceByHost(app: string, namespace: string, weights: [number, number]): VirtualServiceLike {
+  const host = (track: Track) => `${app}-${track}.${namespace}.svc.cluster.local`;
+  return {
+    metadata: { name: app, namespace, labels: childLabels(app) },
+    spec: {
+      gateways: ["mesh"],
+      http: [
+        {
+          name: "primary-secondary",
+          route: [
+            { destination: { host: host("primary") }, weight: weights[0] },
+            { destination: { host: host("secondary") }, weight: weights[1] },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+/** The app's Service `<app>`: selecting `track` only, or (before ADR 0010) both tracks. */
+export function service(app: string, namespace: string, track?: Track): ServiceLike {
+  return {
+    metadata: { name: app, namespace, labels: childLabels(app) },
+    spec: { selector: { "canaryapp.io/app": app, ...(track ? { "canaryapp.io/track": track } : {}) } },
   };
 }
 
@@ -57,5 +85,6 @@ export function appView(
       primary: { workload: "web-primary", readyPods: primary.map((p) => ({ ...p, track: "primary" })) },
       secondary: { workload: "web-secondary", readyPods: secondary.map((p) => ({ ...p, track: "secondary" })) },
     },
+    servicePods: primary.map((p) => ({ ...p, track: "primary" })),
   };
 }

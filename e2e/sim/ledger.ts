@@ -6,6 +6,16 @@ import type { Track } from "../../src/api/types.js";
 import type { AppView } from "./mesh-view.js";
 import type { SimulatedRequest } from "./traffic.js";
 
+/** The bad requests of every app: what a rollout must never cause (see BadRequest in traffic.ts). */
+export function totalBad(state: SimulatorState): BadCounts & { total: number } {
+  const sum = (f: (a: AppState) => number) => state.apps.reduce((n, a) => n + f(a), 0);
+  const noReadyPods = sum((a) => a.bad.noReadyPods);
+  const reset = sum((a) => a.bad.reset);
+  const replaced = sum((a) => a.bad.replaced);
+  // `replaced` is the primary's own rolling update, not the rollout's doing: told, not counted as bad.
+  return { noReadyPods, reset, replaced, total: noReadyPods + reset };
+}
+
 export interface SentCounts {
   total: number;
   byCode: Record<string, number>;
@@ -24,6 +34,19 @@ export interface AppState {
   images: Record<Track, string[]>;
   workloads: Record<Track, string>;
   sent: Record<Destination, SentCounts>;
+  /** Requests from callers without a sidecar (the app's Service's endpoints), by the track they reached. */
+  outsideMesh: Record<Destination, SentCounts>;
+  /** Requests that reached a destination with no Ready pod, or were reset by a deleted pod (mesh or not). */
+  bad: BadCounts;
+  /** The first and latest bad requests (at most 20), to tell where they came from. */
+  recentBad: string[];
+}
+
+export interface BadCounts {
+  noReadyPods: number;
+  reset: number;
+  /** Requests to a primary pod its Deployment's rolling update had removed (see BadRequest). */
+  replaced: number;
 }
 
 export interface SimulatorState {
@@ -39,8 +62,24 @@ const emptySent = (): Record<Destination, SentCounts> => ({
   unrouted: { total: 0, byCode: {} },
 });
 
+function count(
+  counts: Record<Destination, SentCounts>,
+  requests: readonly SimulatedRequest[],
+  bad: BadCounts | undefined,
+): void {
+  for (const r of requests) {
+    const c = counts[r.track ?? "unrouted"];
+    c.total++;
+    c.byCode[String(r.code)] = (c.byCode[String(r.code)] ?? 0) + 1;
+    if (r.bad !== undefined && bad !== undefined) bad[r.bad]++;
+  }
+}
+
 export class Ledger {
   private readonly sent = new Map<string, Record<Destination, SentCounts>>();
+  private readonly outside = new Map<string, Record<Destination, SentCounts>>();
+  private readonly bad = new Map<string, BadCounts>();
+  private readonly recentBad = new Map<string, string[]>();
   private views: AppView[] = [];
   ticks = 0;
 
@@ -49,15 +88,28 @@ export class Ledger {
     this.views = views;
   }
 
-  record(app: AppView, requests: readonly SimulatedRequest[]): void {
+  /**
+   * Counts requests sent through the mesh, or (`outsideMesh`) by callers without a sidecar. Bad requests
+   * count only once the app is `up` (its primary was Ready once): before its first pod, nothing serves it.
+   */
+  record(app: AppView, requests: readonly SimulatedRequest[], outsideMesh = false, up = true): void {
     const key = `${app.namespace}/${app.name}`;
-    let counts = this.sent.get(key);
-    if (!counts) this.sent.set(key, (counts = emptySent()));
+    const table = outsideMesh ? this.outside : this.sent;
+    let counts = table.get(key);
+    if (!counts) table.set(key, (counts = emptySent()));
+    let bad = this.bad.get(key);
+    if (!bad) this.bad.set(key, (bad = { noReadyPods: 0, reset: 0, replaced: 0 }));
+    count(counts, requests, up ? bad : undefined);
+    if (!up) return;
+    const recent = this.recentBad.get(key) ?? [];
     for (const r of requests) {
-      const c = counts[r.track ?? "unrouted"];
-      c.total++;
-      c.byCode[String(r.code)] = (c.byCode[String(r.code)] ?? 0) + 1;
+      if (r.bad === undefined) continue;
+      recent.push(
+        `tick ${this.ticks}: ${r.bad} ${r.track ?? "-"} ${r.pod ?? "-"}${outsideMesh ? " (outside the mesh)" : ""}`,
+      );
     }
+    // The first ten and the latest ten.
+    this.recentBad.set(key, recent.length > 20 ? [...recent.slice(0, 10), ...recent.slice(-10)] : recent);
   }
 
   state(rps: number, tickMs: number): SimulatorState {
@@ -77,6 +129,9 @@ export class Ledger {
         images: perTrack((t) => [...new Set(v.tracks[t].readyPods.map((p) => p.image))]),
         workloads: perTrack((t) => v.tracks[t].workload),
         sent: structuredClone(this.sent.get(`${v.namespace}/${v.name}`) ?? emptySent()),
+        outsideMesh: structuredClone(this.outside.get(`${v.namespace}/${v.name}`) ?? emptySent()),
+        bad: { ...(this.bad.get(`${v.namespace}/${v.name}`) ?? { noReadyPods: 0, reset: 0, replaced: 0 }) },
+        recentBad: [...(this.recentBad.get(`${v.namespace}/${v.name}`) ?? [])],
       })),
     };
   }

@@ -2,7 +2,7 @@
 /**
  * The mesh traffic simulator as a command:
  *   node dist/e2e/sim/main.js [--kubeconfig FILE] [--namespace NS]... [--port 0] [--rps 20] [--behaviour FILE]
- *                             [--seed 1] [--tick-ms 250]
+ *                             [--seed 1] [--tick-ms 250] [--outside-mesh-rps 0] [--propagation-ticks 0]
  * Prints its URL on stdout (scrape `<url>/metrics`; `<url>/state` shows what it reads and sends); logs go
  * to stderr. Ctrl-C stops it.
  */
@@ -31,6 +31,8 @@ async function main(): Promise<void> {
       seed: { type: "string" },
       "tick-ms": { type: "string" },
       "source-namespace": { type: "string" },
+      "outside-mesh-rps": { type: "string" },
+      "propagation-ticks": { type: "string" },
     },
   });
   const port = number("port", values.port, 0, 0);
@@ -42,6 +44,8 @@ async function main(): Promise<void> {
     rps: number("rps", values.rps, DEFAULT_RPS, 0),
     tickMs: number("tick-ms", values["tick-ms"], DEFAULT_TICK_MS, 1),
     seed: number("seed", values.seed, 1, 0),
+    outsideMeshRps: number("outside-mesh-rps", values["outside-mesh-rps"], 0, 0),
+    propagationTicks: number("propagation-ticks", values["propagation-ticks"], 0, 0),
     ...(values.behaviour ? { behaviours: await loadBehaviourFile(values.behaviour) } : {}),
     ...(values["source-namespace"] ? { sourceNamespace: values["source-namespace"] } : {}),
     log: cliLogger(),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { deployment, pod, virtualService } from "./fixtures.test-helpers.js";
+import { deployment, pod, service, virtualService, virtualServiceByHost } from "./fixtures.test-helpers.js";
 import { buildAppViews, isPodReady, meshWeights, podImage, type VirtualServiceLike } from "./mesh-view.js";
 
 describe("meshWeights", () => {
@@ -57,6 +57,14 @@ describe("meshWeights", () => {
       }),
       { primary: 50, secondary: 0 },
     );
+  });
+
+  test("reads per-track Services as destinations (the controller's route since ADR 0010)", () => {
+    assert.deepEqual(meshWeights(virtualServiceByHost("web", "shop", [70, 30])), { primary: 70, secondary: 30 });
+    assert.deepEqual(meshWeights({ spec: { http: [{ route: [{ destination: { host: "web-secondary" } }] }] } }), {
+      primary: 0,
+      secondary: 100,
+    });
   });
 
   test("no HTTP route, no mesh route", () => {
@@ -140,6 +148,26 @@ describe("buildAppViews", () => {
       pods: [pod("web", "shop", "secondary", "p", "web:v2")],
     });
     assert.equal(view?.tracks.secondary.workload, "web-canary");
+  });
+
+  test("the app's Service's Ready pods are where callers outside the mesh land", () => {
+    const pods = [
+      pod("web", "shop", "primary", "web-primary-1", "web:v1"),
+      pod("web", "shop", "secondary", "web-secondary-1", "web:v2"),
+      pod("web", "shop", "primary", "web-primary-2", "web:v1", false),
+    ];
+    const names = (track?: "primary") =>
+      buildAppViews({
+        virtualServices: [],
+        deployments: [],
+        pods,
+        services: [service("web", "shop", track)],
+      })[0]?.servicePods.map((p) => p.name);
+    assert.deepEqual(names("primary"), ["web-primary-1"]);
+    // The Service before ADR 0010 selected both tracks.
+    assert.deepEqual(names(), ["web-primary-1", "web-secondary-1"]);
+    // No Service read: nowhere to land.
+    assert.deepEqual(buildAppViews({ virtualServices: [], deployments: [], pods })[0]?.servicePods, []);
   });
 
   test("ignores objects that are not the controller's children", () => {

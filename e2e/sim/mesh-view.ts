@@ -4,6 +4,7 @@
  * the Ready pods of each subset with their images. Pure: the objects come in as plain data.
  */
 import { LABELS, MANAGED_BY_VALUE, type Track } from "../../src/api/types.js";
+import { destinationTrack } from "../../src/router/istio.js";
 
 /** The fields of any object that are read here. */
 export interface ObjectMetaLike {
@@ -31,6 +32,11 @@ export interface PodLike {
   status?: { conditions?: { type?: string; status?: string }[] };
 }
 
+export interface ServiceLike {
+  metadata?: ObjectMetaLike;
+  spec?: { selector?: Record<string, string> };
+}
+
 export interface DeploymentLike {
   metadata?: ObjectMetaLike;
   spec?: { selector?: { matchLabels?: Record<string, string> } };
@@ -41,6 +47,8 @@ export interface ClusterSnapshot {
   virtualServices: readonly VirtualServiceLike[];
   pods: readonly PodLike[];
   deployments: readonly DeploymentLike[];
+  /** The controller's Services; absent: none read (callers outside the mesh then reach nothing). */
+  services?: readonly ServiceLike[];
 }
 
 export const TRACKS: readonly Track[] = ["primary", "secondary"];
@@ -70,6 +78,11 @@ export interface AppView {
    */
   weights: Record<Track, number> | null;
   tracks: Record<Track, TrackView>;
+  /**
+   * The Ready pods the app's Service `<name>` selects: where a caller without a sidecar lands (kube-proxy
+   * picks among the Service's ready endpoints; no VirtualService applies to it).
+   */
+  servicePods: PodView[];
 }
 
 /** The app a child belongs to, when it is one of the controller's children. */
@@ -100,8 +113,9 @@ export function podImage(pod: PodLike): string {
  * The weights by subset of the first HTTP route that carries mesh traffic: the VirtualService must be
  * bound to `mesh` (explicitly, or by listing no gateways), and the route must have no match or a match
  * that applies to `mesh` (match conditions other than gateways are not evaluated: simulated requests
- * match them all). A lone destination without a weight takes everything, as in Istio. Destinations of
- * other subsets are ignored. null when no route applies.
+ * match them all). A destination is a track by its subset or by its host (`<name>-primary`...). A lone
+ * destination without a weight takes everything, as in Istio. Other destinations are ignored. null when
+ * no route applies.
  */
 export function meshWeights(vs: VirtualServiceLike): Record<Track, number> | null {
   const gateways = vs.spec?.gateways ?? [];
@@ -114,9 +128,10 @@ export function meshWeights(vs: VirtualServiceLike): Record<Track, number> | nul
     const destinations = route.route ?? [];
     const weights: Record<Track, number> = { primary: 0, secondary: 0 };
     for (const d of destinations) {
-      const subset = d.destination?.subset;
-      if (subset !== "primary" && subset !== "secondary") continue;
-      weights[subset] += d.weight ?? (destinations.length === 1 ? 100 : 0);
+      // A subset of the app's host, or the per-track Service as the host (ADR 0010).
+      const track = destinationTrack(d.destination);
+      if (track === undefined) continue;
+      weights[track] += d.weight ?? (destinations.length === 1 ? 100 : 0);
     }
     return weights;
   }
@@ -136,7 +151,12 @@ export function buildAppViews(snapshot: ClusterSnapshot): AppView[] {
     let view = apps.get(key);
     if (!view) {
       const track = (t: Track): TrackView => ({ workload: `${ref.name}-${t}`, readyPods: [] });
-      view = { ...ref, weights: null, tracks: { primary: track("primary"), secondary: track("secondary") } };
+      view = {
+        ...ref,
+        weights: null,
+        tracks: { primary: track("primary"), secondary: track("secondary") },
+        servicePods: [],
+      };
       apps.set(key, view);
     }
     return view;
@@ -155,6 +175,12 @@ export function buildAppViews(snapshot: ClusterSnapshot): AppView[] {
     const track = trackOf(d.metadata);
     if (ref && track && d.metadata?.name) viewOf(ref).tracks[track].workload = d.metadata.name;
   }
+  // The app's Service is named as the app; the per-track Services are destinations of the mesh route only.
+  const appServices = new Map<string, Record<string, string> | undefined>();
+  for (const svc of snapshot.services ?? []) {
+    const ref = appOf(svc.metadata);
+    if (ref && svc.metadata?.name === ref.name) appServices.set(`${ref.namespace}/${ref.name}`, svc.spec?.selector);
+  }
   for (const pod of sortByName(snapshot.pods)) {
     const ref = appOf(pod.metadata);
     const track = trackOf(pod.metadata);
@@ -167,10 +193,21 @@ export function buildAppViews(snapshot: ClusterSnapshot): AppView[] {
       (d) => d.metadata?.namespace === ref.namespace && matchesSelector(labels, d.spec?.selector?.matchLabels),
     );
     if (owner?.metadata?.name) view.tracks[track].workload = owner.metadata.name;
-    view.tracks[track].readyPods.push({ name: pod.metadata?.name ?? "", track, image: podImage(pod) });
+    const podView = { name: pod.metadata?.name ?? "", track, image: podImage(pod) };
+    view.tracks[track].readyPods.push(podView);
+    if (matchesSelector(labels, appServices.get(`${ref.namespace}/${ref.name}`))) view.servicePods.push(podView);
   }
   return [...apps.values()].sort((a, b) =>
     a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace),
+  );
+}
+
+/** The pods that exist and are not terminating, as `namespace/name`: a request to any other pod is reset. */
+export function livePods(snapshot: ClusterSnapshot): Set<string> {
+  return new Set(
+    snapshot.pods
+      .filter((p) => !p.metadata?.deletionTimestamp)
+      .map((p) => `${p.metadata?.namespace ?? ""}/${p.metadata?.name ?? ""}`),
   );
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { deployment, pod, virtualService } from "./fixtures.test-helpers.js";
-import type { SimulatorState } from "./ledger.js";
+import { deployment, pod, service, virtualService, virtualServiceByHost } from "./fixtures.test-helpers.js";
+import { totalBad, type SimulatorState } from "./ledger.js";
 import type { ClusterSnapshot } from "./mesh-view.js";
 import { startSimulator } from "./simulator.js";
 
@@ -73,6 +73,84 @@ describe("startSimulator (with a static cluster)", () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const sent = sim.state().apps[0]?.sent.primary.total ?? 0;
       assert.ok(sent >= 10 * 2 && sent % 2 === 0, `sent ${sent} in ticks of 2`);
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  test("clients outside the mesh: a non-mesh client never reaches the secondary at weight 0", async () => {
+    const secondaryPods = [pod("web", "shop", "secondary", "web-secondary-1", "web:v2")];
+    const cluster: ClusterSnapshot = {
+      virtualServices: [virtualServiceByHost("web", "shop", [100, 0])],
+      deployments: [deployment("web", "shop", "primary"), deployment("web", "shop", "secondary")],
+      pods: [pod("web", "shop", "primary", "web-primary-1", "web:v1"), ...secondaryPods],
+      services: [service("web", "shop", "primary")],
+    };
+    const sim = await startSimulator({ source: { snapshot: () => cluster }, autoTick: false, outsideMeshRps: 40 });
+    try {
+      for (let i = 0; i < 100; i++) sim.tick();
+      const app = sim.state().apps[0];
+      assert.equal(app?.outsideMesh.primary.total, 1000);
+      assert.equal(app.outsideMesh.secondary.total, 0);
+      assert.equal(app.sent.secondary.total, 0);
+      assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, replaced: 0, total: 0 });
+
+      // The Service as it was before ADR 0010, selecting both tracks: the same callers reach the secondary.
+      cluster.services = [service("web", "shop")];
+      for (let i = 0; i < 100; i++) sim.tick();
+      const after = sim.state().apps[0];
+      assert.ok((after?.outsideMesh.secondary.total ?? 0) > 300, JSON.stringify(after?.outsideMesh));
+      assert.equal(after?.sent.secondary.total, 0);
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  test("counts bad requests: a weight on a track with no Ready pod, and pods deleted before the proxies knew", async () => {
+    const secondary = pod("web", "shop", "secondary", "web-secondary-1", "web:v2");
+    const primary = pod("web", "shop", "primary", "web-primary-1", "web:v1");
+    const cluster: ClusterSnapshot = {
+      virtualServices: [virtualServiceByHost("web", "shop", [50, 50])],
+      deployments: [deployment("web", "shop", "primary"), deployment("web", "shop", "secondary")],
+      pods: [primary, secondary],
+      services: [service("web", "shop", "primary")],
+    };
+    // 4 ticks of lag: the proxies see the cluster as it was one second ago.
+    const sim = await startSimulator({ source: { snapshot: () => cluster }, autoTick: false, propagationTicks: 4 });
+    try {
+      for (let i = 0; i < 20; i++) sim.tick();
+      assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, replaced: 0, total: 0 });
+
+      // Route back to the primary, and the secondary kept until the proxies have the route: nothing bad.
+      cluster.virtualServices = [virtualServiceByHost("web", "shop", [100, 0])];
+      for (let i = 0; i < 8; i++) sim.tick();
+      cluster.pods = [primary];
+      for (let i = 0; i < 8; i++) sim.tick();
+      assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, replaced: 0, total: 0 });
+
+      // The secondary deleted at the moment the route changes: the proxies still send it requests, reset.
+      cluster.pods = [primary, secondary];
+      cluster.virtualServices = [virtualServiceByHost("web", "shop", [50, 50])];
+      for (let i = 0; i < 8; i++) sim.tick();
+      cluster.virtualServices = [virtualServiceByHost("web", "shop", [100, 0])];
+      cluster.pods = [primary];
+      for (let i = 0; i < 8; i++) sim.tick();
+      const afterReset = totalBad(sim.state());
+      assert.ok(afterReset.reset > 0, JSON.stringify(afterReset));
+      assert.equal(afterReset.noReadyPods, 0);
+      assert.equal(afterReset.replaced, 0);
+
+      // The primary's rolling update replaces its pod: told apart, not counted as bad.
+      cluster.pods = [pod("web", "shop", "primary", "web-primary-2", "web:v2")];
+      for (let i = 0; i < 8; i++) sim.tick();
+      const afterReplace = totalBad(sim.state());
+      assert.ok(afterReplace.replaced > 0, JSON.stringify(afterReplace));
+      assert.equal(afterReplace.total, afterReset.total);
+
+      // A weight on a track with no Ready pod at all.
+      cluster.virtualServices = [virtualServiceByHost("web", "shop", [0, 100])];
+      for (let i = 0; i < 8; i++) sim.tick();
+      assert.ok(totalBad(sim.state()).noReadyPods > 0);
     } finally {
       await sim.stop();
     }

@@ -11,10 +11,10 @@ import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js"
 import { DEFAULT_BEHAVIOURS, type BehaviourTable } from "./behaviour.js";
 import { watchCluster, type SnapshotSource } from "./cluster-watch.js";
 import { Ledger, type SimulatorState } from "./ledger.js";
-import { buildAppViews } from "./mesh-view.js";
+import { buildAppViews, livePods, type AppView } from "./mesh-view.js";
 import { seededRandom, type Random } from "./prng.js";
 import { IstioTelemetry } from "./telemetry.js";
-import { requestsThisTick, simulateRequests } from "./traffic.js";
+import { requestsThisTick, simulateOutsideMesh, simulateRequests } from "./traffic.js";
 
 export interface SimulatorOptions {
   /** The cluster to read: a kubeconfig path or a loaded KubeConfig. Ignored when `source` is given. */
@@ -37,6 +37,17 @@ export interface SimulatorOptions {
   random?: Random;
   /** source_workload_namespace of the simulated callers; the app's own namespace when absent. */
   sourceNamespace?: string;
+  /**
+   * Callers without a sidecar, in requests per second per app (default 0): they reach the ready endpoints
+   * of the app's Service, whatever the VirtualService says.
+   */
+  outsideMeshRps?: number;
+  /**
+   * How many ticks the proxies' view (routes and endpoints) lags the API server (default 0): Envoy and
+   * kube-proxy learn a change a moment after it is made, so a pod deleted right after the route stops
+   * sending to it still gets that moment's requests, which are reset.
+   */
+  propagationTicks?: number;
   /** Tick on a timer (default true); tests pass false and call `tick()`. */
   autoTick?: boolean;
   log?: Logger;
@@ -69,6 +80,13 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const telemetry = new IstioTelemetry(opts.sourceNamespace);
   const ledger = new Ledger();
   const carry = new Map<string, number>();
+  const outsideCarry = new Map<string, number>();
+  const outsideMeshRps = opts.outsideMeshRps ?? 0;
+  const propagationTicks = Math.max(0, Math.floor(opts.propagationTicks ?? 0));
+  /** The views of the last ticks, newest last: the proxies route by the oldest. */
+  const seen: AppView[][] = [];
+  /** Apps whose primary the proxies have seen Ready once: before that the app is not up, nothing is bad yet. */
+  const up = new Set<string>();
 
   let watch: { stop(): Promise<void> } | undefined;
   let source = opts.source;
@@ -86,16 +104,30 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const reader = source;
 
   const tick = (): void => {
-    const views = buildAppViews(reader.snapshot());
-    ledger.setViews(views);
+    const snapshot = reader.snapshot();
+    const now = buildAppViews(snapshot);
+    seen.push(now);
+    while (seen.length > propagationTicks + 1) seen.shift();
+    // The proxies' view: as the cluster was `propagationTicks` ago (an app not known then gets nothing).
+    const views = seen[0] ?? now;
+    // With no lag, a view never names a deleted pod; with lag, one that did is reset.
+    const live = propagationTicks > 0 ? livePods(snapshot) : undefined;
+    ledger.setViews(now);
     ledger.ticks++;
     for (const app of views) {
       const key = `${app.namespace}/${app.name}`;
+      if (app.tracks.primary.readyPods.length > 0) up.add(key);
       const due = requestsThisTick(rps, tickMs, carry.get(key) ?? 0);
       carry.set(key, due.carry);
-      const requests = simulateRequests(app, due.count, behaviours, random);
+      const requests = simulateRequests(app, due.count, behaviours, random, live);
       telemetry.record(app, requests);
-      ledger.record(app, requests);
+      ledger.record(app, requests, false, up.has(key));
+      if (outsideMeshRps > 0) {
+        const outside = requestsThisTick(outsideMeshRps, tickMs, outsideCarry.get(key) ?? 0);
+        outsideCarry.set(key, outside.carry);
+        // Not in Istio's metrics: the analysis judges mesh traffic, and these callers have no sidecar.
+        ledger.record(app, simulateOutsideMesh(app, outside.count, behaviours, random, live), true, up.has(key));
+      }
     }
   };
 

@@ -5,6 +5,7 @@ import type {
   MetricCheck,
   PodSettings,
   PrometheusConnection,
+  Scaling,
   ServiceSpec,
   WebhookSpec,
 } from "./types.js";
@@ -23,6 +24,8 @@ export interface ResolvedSpec {
   drainSeconds: number;
   /** An autoscaler owns the primary's replicas. */
   autoscalerRef: { name: string } | undefined;
+  /** How the secondary is sized during a test. */
+  scaling: Scaling;
   service: Required<Pick<ServiceSpec, "port" | "hosts" | "gateways">>;
   pod: PodSettings;
 }
@@ -65,6 +68,7 @@ export const DEFAULTS = {
   servicePort: 80,
   prometheusTimeoutSeconds: 5,
   drainSeconds: 5,
+  scaling: "fixed" as Scaling,
 } as const;
 
 const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
@@ -129,6 +133,7 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
     },
     drainSeconds: spec.drainSeconds ?? DEFAULTS.drainSeconds,
     autoscalerRef: spec.autoscalerRef,
+    scaling: spec.scaling ?? DEFAULTS.scaling,
     service: {
       port: spec.service?.port ?? DEFAULTS.servicePort,
       hosts: spec.service?.hosts ?? [],

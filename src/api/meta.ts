@@ -37,6 +37,9 @@ export const childNames = (appName: string) =>
 
 export const deploymentName = (appName: string, track: Track): string => childNames(appName)[track];
 
+/** The Service that selects one track's pods (the canary route's destination): `<name>-primary`, `<name>-secondary`. */
+export const trackServiceName = (appName: string, track: Track): string => `${appName}-${track}`;
+
 /** The cluster-local DNS name of the app's Service, the host every route points at. */
 export const serviceFqdn = (name: string, namespace: string): string => `${name}.${namespace}.svc.cluster.local`;
 

@@ -95,11 +95,20 @@ export interface CanaryAppSpec {
    * testReplicas.
    */
   autoscalerRef?: { name: string };
+  /**
+   * How many pods the secondary runs during a test. `fixed` (default): `testReplicas` throughout.
+   * `weighted`: as many as its share of the traffic needs, `ceil(replicas × weight / 100)` and at least
+   * `testReplicas`, scaled up and Available before the weight moves (ADR 0010).
+   */
+  scaling?: Scaling;
   service?: ServiceSpec;
   pod?: PodSettings;
   /** Where to say that a test started, was promoted, rolled back, or an image was skipped. */
   notifications?: NotificationSpec[];
 }
+
+/** How the secondary is sized during a test (spec.scaling). */
+export type Scaling = "fixed" | "weighted";
 
 export interface PrometheusConnection {
   /** Timeout for one query. */

@@ -2,11 +2,14 @@ import type { V1Deployment, V1Pod, CoreV1Event } from "@kubernetes/client-node";
 import { weightSequence } from "../api/defaults.js";
 import type { CanaryApp, Track } from "../api/types.js";
 import { LABELS } from "../api/types.js";
+import { destinationTrack } from "../router/istio.js";
 
 /** The route part of a VirtualService the view reads. */
 export interface VirtualServiceView {
   metadata?: { name?: string };
-  spec?: { http?: { name?: string; route?: { destination?: { subset?: string }; weight?: number }[] }[] };
+  spec?: {
+    http?: { name?: string; route?: { destination?: { host?: string; subset?: string }; weight?: number }[] }[];
+  };
 }
 
 /** Everything `kubectl canaryapp get` shows, as read (or watched) from the API server. */
@@ -46,12 +49,12 @@ export function age(from: Date | string | undefined, now: Date): string {
   return `${Math.floor(hours / 24)}d`;
 }
 
-/** The VirtualService's weight per subset (primary/secondary), from its first HTTP route. */
+/** The VirtualService's weight per track (per-track Service host, or subset), from its first HTTP route. */
 export function routeWeights(vs: VirtualServiceView | undefined): Partial<Record<Track, number>> {
   const out: Partial<Record<Track, number>> = {};
   for (const r of vs?.spec?.http?.[0]?.route ?? []) {
-    const subset = r.destination?.subset;
-    if (subset === "primary" || subset === "secondary") out[subset] = r.weight ?? 0;
+    const track = destinationTrack(r.destination);
+    if (track !== undefined) out[track] = r.weight ?? 0;
   }
   return out;
 }

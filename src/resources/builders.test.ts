@@ -6,7 +6,7 @@ import type { Plan } from "../rollout/types.js";
 import { desiredChildren } from "./children.js";
 import { buildDeployment } from "../workload/deployment.js";
 import { buildDestinationRule, buildVirtualService } from "../router/istio.js";
-import { buildService } from "./service.js";
+import { buildService, buildTrackService } from "./service.js";
 import { seedApp } from "./fixtures.test-helpers.js";
 
 const app = seedApp();
@@ -68,10 +68,10 @@ describe("buildDeployment with an autoscaler", () => {
 });
 
 describe("Service, DestinationRule, VirtualService", () => {
-  test("the Service targets the listen port and selects both tracks", () => {
+  test("the app's Service targets the listen port and selects the primary only (callers outside the mesh)", () => {
     const s = buildService(app, spec);
     assert.equal(s.metadata.name, "canaryapp-sample");
-    assert.deepEqual(s.spec.selector, { "canaryapp.io/app": "canaryapp-sample" });
+    assert.deepEqual(s.spec.selector, { "canaryapp.io/app": "canaryapp-sample", "canaryapp.io/track": "primary" });
     assert.equal(s.spec.ports[0]?.port, 80);
     assert.equal(s.spec.ports[0]?.targetPort, 8088);
   });
@@ -93,6 +93,23 @@ describe("Service, DestinationRule, VirtualService", () => {
     assert.deepEqual(vs.spec.hosts, ["canaryapp-sample", "canaryapp-sample.demo.svc.cluster.local"]);
     assert.deepEqual(vs.spec.gateways, ["mesh"]);
     assert.deepEqual(readIstioWeights(vs), { primary: 70, secondary: 30 });
+  });
+
+  test("the route's destinations are the per-track Services, which select one track each", () => {
+    const vs = buildVirtualService(app, spec, { primary: 70, secondary: 30 });
+    assert.deepEqual(
+      vs.spec.http[0]?.route.map((r) => [r.destination.host, r.weight]),
+      [
+        ["canaryapp-sample-primary.demo.svc.cluster.local", 70],
+        ["canaryapp-sample-secondary.demo.svc.cluster.local", 30],
+      ],
+    );
+    for (const track of ["primary", "secondary"] as const) {
+      const s = buildTrackService(app, spec, track);
+      assert.equal(s.metadata.name, `canaryapp-sample-${track}`);
+      assert.deepEqual(s.spec.selector, { "canaryapp.io/app": "canaryapp-sample", "canaryapp.io/track": track });
+      assert.equal(s.spec.ports[0]?.targetPort, 8088);
+    }
   });
 
   test("extra gateways and hosts are added once", () => {
@@ -164,16 +181,20 @@ describe("desiredChildren", () => {
     removeAnnotations: [],
   };
 
-  test("applies the Service and Deployments before the routes, and removes nothing while a secondary is wanted", () => {
+  test("applies the per-track Services before the routes, the app's Service after them, then the Deployments, and removes nothing while a secondary is wanted", () => {
     const { apply, remove } = desiredChildren(app, spec, basePlan, istioRouter);
     assert.deepEqual(
       apply.map((o) => `${o.kind}/${o.metadata.name}`),
       [
+        "Service/canaryapp-sample-primary",
+        "Service/canaryapp-sample-secondary",
+        "DestinationRule/canaryapp-sample",
+        "VirtualService/canaryapp-sample",
+        // Narrowed to the primary only once the route sends to the per-track Services (ADR 0010), and
+        // there before the first pod, for callers outside the mesh.
         "Service/canaryapp-sample",
         "Deployment/canaryapp-sample-primary",
         "Deployment/canaryapp-sample-secondary",
-        "DestinationRule/canaryapp-sample",
-        "VirtualService/canaryapp-sample",
       ],
     );
     assert.deepEqual(remove, []);
@@ -186,7 +207,7 @@ describe("desiredChildren", () => {
       { ...basePlan, secondary: null, weights: { primary: 100, secondary: 0 } },
       istioRouter,
     );
-    assert.ok(!apply.some((o) => o.metadata.name === "canaryapp-sample-secondary"));
+    assert.ok(!apply.some((o) => o.kind === "Deployment" && o.metadata.name === "canaryapp-sample-secondary"));
     assert.deepEqual(remove, [
       { apiVersion: "apps/v1", kind: "Deployment", namespace: "demo", name: "canaryapp-sample-secondary" },
     ]);

@@ -6,7 +6,7 @@ import type { RoutingObject, TrafficRouter } from "../router/router.js";
 import { deploymentTarget } from "../workload/deployment.js";
 import type { WorkloadObject, WorkloadTarget } from "../workload/workload.js";
 import type { ServiceObject } from "./service.js";
-import { buildService } from "./service.js";
+import { buildService, buildTrackService } from "./service.js";
 
 export type ChildObject = WorkloadObject | ServiceObject | RoutingObject;
 
@@ -27,9 +27,16 @@ export interface DesiredChildren {
 
 /**
  * The children a plan asks for, in an order that never routes traffic to something that does not exist
- * yet and never removes something that still gets traffic: the Service and the workloads first, then
- * the routing objects with their weights, and only then the secondary's removal (the planner asks for
- * that only once the route already gives the secondary nothing).
+ * yet and never removes something that still gets traffic: the per-track Services first, then the routing
+ * objects with their weights (the planner gives the secondary weight only once it is observed ready, so
+ * the route never sends to pods that are not there), then the app's Service, then the workloads, and only
+ * then the secondary's removal (the planner asks for that only once the route already gives the secondary
+ * nothing).
+ *
+ * The app's Service comes after the route: an app converged by a version before ADR 0010 has a Service
+ * selecting both tracks that the route uses as its destination; its selector narrows to the primary only
+ * once the route sends to `<name>-primary` and `<name>-secondary`, which exist by then. It comes before the
+ * workloads, so that on a first deploy callers outside the mesh have it before the first pod is ready.
  */
 export function desiredChildren(
   app: CanaryApp,
@@ -43,15 +50,19 @@ export function desiredChildren(
   const primaryPort = templates?.primary.imageListenPort ?? spec.imageListenPort;
   const portsDiffer =
     plan.secondary !== null && templates !== undefined && templates.secondary.imageListenPort !== primaryPort;
+  // The pods' port: by name ("http") while the two tracks listen on different ports (a revision under test).
+  const targetPort = portsDiffer ? "http" : primaryPort;
   const apply: ChildObject[] = [
-    buildService(app, spec, portsDiffer ? "http" : primaryPort),
+    buildTrackService(app, spec, "primary", targetPort),
+    buildTrackService(app, spec, "secondary", targetPort),
+    ...router.desired(app, spec, plan.weights),
+    buildService(app, spec, targetPort),
     workload.desired(app, spec, "primary", { ...plan.primary, ...(templates ? { template: templates.primary } : {}) }),
   ];
   if (plan.secondary) {
     const want = { ...plan.secondary, ...(templates ? { template: templates.secondary } : {}) };
     apply.push(workload.desired(app, spec, "secondary", want));
   }
-  apply.push(...router.desired(app, spec, plan.weights));
   const remove: ChildRef[] = plan.secondary
     ? []
     : [{ apiVersion: workload.apiVersion, kind: workload.kind, namespace, name: childNames(name).secondary }];

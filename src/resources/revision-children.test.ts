@@ -30,7 +30,9 @@ function plan(secondary: boolean): Plan {
 describe("each track's pod template", () => {
   test("the primary keeps its template while the secondary runs spec's; each carries its revision", () => {
     const children = desiredChildren(app, spec, plan(true), istioRouter);
-    const [, primary, secondary] = children.apply as ReturnType<typeof buildDeployment>[];
+    const [primary, secondary] = children.apply.filter((o) => o.kind === "Deployment") as ReturnType<
+      typeof buildDeployment
+    >[];
     assert.deepEqual(primary?.spec.template.spec.containers[0]?.ports, [
       { name: "http", containerPort: 8088, protocol: "TCP" },
     ]);
@@ -40,10 +42,13 @@ describe("each track's pod template", () => {
     assert.equal(observeDeployment(primary)?.revision, revisionOf("img:v1", old));
   });
 
-  test("while the tracks listen on different ports the Service targets the port by name", () => {
-    const service = desiredChildren(app, spec, plan(true), istioRouter).apply[0] as ServiceObject;
-    assert.equal(service.spec.ports[0]?.targetPort, "http");
-    const atRest = desiredChildren(app, spec, plan(false), istioRouter).apply[0] as ServiceObject;
-    assert.equal(atRest.spec.ports[0]?.targetPort, 8088, "the primary's port once no test runs");
+  test("while the tracks listen on different ports the Services target the port by name", () => {
+    const services = (p: Plan) => desiredChildren(app, spec, p, istioRouter).apply.filter((o) => o.kind === "Service");
+    const during = services(plan(true)) as ServiceObject[];
+    assert.equal(during.length, 3);
+    for (const service of during) assert.equal(service.spec.ports[0]?.targetPort, "http", service.metadata.name);
+    for (const service of services(plan(false)) as ServiceObject[]) {
+      assert.equal(service.spec.ports[0]?.targetPort, 8088, "the primary's port once no test runs");
+    }
   });
 });

@@ -1,8 +1,8 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp, Track } from "../api/types.js";
 import { LABELS } from "../api/types.js";
 import type { ChildMeta } from "../api/meta.js";
-import { appRef, childMeta, childNames } from "../api/meta.js";
+import { appRef, childMeta, childNames, trackServiceName } from "../api/meta.js";
 
 export interface ServiceObject {
   apiVersion: "v1";
@@ -14,23 +14,21 @@ export interface ServiceObject {
   };
 }
 
-/**
- * One Service selecting the pods of both tracks: the mesh splits traffic by DestinationRule subset,
- * so the Service itself must reach every pod of the app.
- */
-export function buildService(
+function service(
   app: CanaryApp,
   spec: ResolvedSpec,
+  meta: ChildMeta,
+  track: Track,
   /** The pods' port: by name ("http") while the two tracks listen on different ports (a revision under test). */
-  targetPort: number | string = spec.imageListenPort,
+  targetPort: number | string,
 ): ServiceObject {
   const { name } = appRef(app);
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: childMeta(app, childNames(name).service),
+    metadata: meta,
     spec: {
-      selector: { [LABELS.app]: name },
+      selector: { [LABELS.app]: name, [LABELS.track]: track },
       ports: [
         {
           name: "http",
@@ -42,4 +40,29 @@ export function buildService(
       ],
     },
   };
+}
+
+/**
+ * The app's Service, `<name>`: it selects the primary's pods only. Callers in the mesh are split by the
+ * VirtualService (whose destinations are the per-track Services); callers without a sidecar get the
+ * Service's own endpoints, so they never reach an image under test (ADR 0010).
+ */
+export function buildService(
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  targetPort: number | string = spec.imageListenPort,
+): ServiceObject {
+  const { name } = appRef(app);
+  return service(app, spec, childMeta(app, childNames(name).service), "primary", targetPort);
+}
+
+/** The Service of one track, `<name>-primary` or `<name>-secondary`: a destination of the canary route. */
+export function buildTrackService(
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  track: Track,
+  targetPort: number | string = spec.imageListenPort,
+): ServiceObject {
+  const { name } = appRef(app);
+  return service(app, spec, childMeta(app, trackServiceName(name, track), track), track, targetPort);
 }

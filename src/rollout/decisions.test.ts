@@ -8,8 +8,10 @@ import {
   promoteRefusal,
   promotionDue,
   promotionGateReached,
+  replicasForWeight,
   rollbackDue,
   routeCarries,
+  secondaryReplicas,
   secondaryRemovable,
   stepClockStart,
   stepComplete,
@@ -46,6 +48,7 @@ function facts(over: Partial<Omit<TestFacts, "progress">> = {}, progress: Partia
     progressDeadlineSeconds: 600,
     inconclusiveLimit: 5,
     trafficWithheld: false,
+    nextStepCapacity: true,
     ...over,
   };
   if (progress === null) return base;
@@ -81,8 +84,35 @@ describe("stepComplete: when does a step end?", () => {
     { name: "waiting for the secondary", f: facts({ stage: "WaitingForSecondary", step: -1 }), want: false },
     { name: "awaiting promotion", f: facts({ stage: "AwaitingPromotion", ...last }), want: false },
     { name: "while requests are answered (no progress yet)", f: facts({}, null), want: false },
+    { name: "the next step's pods not yet Available (weighted)", f: facts({ nextStepCapacity: false }), want: false },
+    { name: "on the last step no weight is added", f: facts({ nextStepCapacity: false, ...last }), want: true },
   ];
   for (const c of cases) test(c.name, () => assert.equal(stepComplete(c.f), c.want));
+});
+
+describe("secondaryReplicas: how many pods does the secondary run?", () => {
+  const weights = [10, 25, 50];
+  const base = { replicas: 10, testReplicas: 1, weights, scaling: "weighted" as const };
+  const cases: { name: string; f: Parameters<typeof secondaryReplicas>[0]; want: number }[] = [
+    { name: "fixed: testReplicas throughout", f: { ...base, scaling: "fixed", stage: "Stepping", step: 1 }, want: 1 },
+    { name: "starting: the first step's weight", f: { ...base, stage: "WaitingForSecondary", step: -1 }, want: 1 },
+    { name: "step 0 (10 %): ready for step 1 (25 % of 10 → 3)", f: { ...base, stage: "Stepping", step: 0 }, want: 3 },
+    { name: "step 1: ready for 50 % → 5", f: { ...base, stage: "Stepping", step: 1 }, want: 5 },
+    { name: "last step: its own weight", f: { ...base, stage: "Stepping", step: 2 }, want: 5 },
+    { name: "awaiting promotion: the last weight", f: { ...base, stage: "AwaitingPromotion", step: 2 }, want: 5 },
+    { name: "promoting: the last weight", f: { ...base, stage: "Promoting", step: 2 }, want: 5 },
+    { name: "rolling back: kept until it goes", f: { ...base, stage: "RollingBack", step: 1 }, want: 3 },
+    { name: "never below testReplicas", f: { ...base, testReplicas: 4, stage: "Stepping", step: 0 }, want: 4 },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(secondaryReplicas(c.f), c.want));
+
+  test("replicasForWeight is ceil(replicas × weight / 100), at least testReplicas", () => {
+    assert.equal(replicasForWeight(10, 1, 50), 5);
+    assert.equal(replicasForWeight(10, 1, 51), 6);
+    assert.equal(replicasForWeight(3, 1, 10), 1);
+    assert.equal(replicasForWeight(3, 2, 0), 2);
+    assert.equal(replicasForWeight(1000, 1, 100), 1000);
+  });
 });
 
 describe("stepDue: when does a step begin?", () => {

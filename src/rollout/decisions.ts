@@ -8,6 +8,7 @@
  * - when does a webhook hold it?   {@link gateDue} (confirm-rollout, pre-rollout, confirm-promotion)
  * - when does it roll back?        {@link rollbackDue}
  * - when does it look again?       {@link requeueAfterSeconds}
+ * - how many pods does the secondary run? {@link secondaryReplicas} (and {@link replicasForWeight})
  *
  * Each is pure over {@link TestFacts}, a snapshot of one test taken where the planner asks; the planner
  * (stages.ts, controls.ts, lifecycle.ts) keeps only the effects: it moves the stage, records, emits. The
@@ -15,7 +16,7 @@
  */
 import type { ResolvedAnalysis } from "../api/defaults.js";
 import { ANNOTATIONS } from "../api/types.js";
-import type { CanaryStage, CanaryState, MetricResult, WebhookType } from "../api/types.js";
+import type { CanaryStage, CanaryState, MetricResult, Scaling, WebhookType } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import { describeResult } from "./analysis.js";
 import { later, secondsUntil } from "./time.js";
@@ -69,6 +70,11 @@ export interface TestFacts {
    * (confirm-rollout, pre-rollout, confirm-promotion). Absent: none.
    */
   pendingGates?: readonly GateType[];
+  /**
+   * The secondary has the pods the next step's weight needs, Available (always true with `spec.scaling:
+   * fixed`, and on the last step, after which no weight is added).
+   */
+  nextStepCapacity: boolean;
   /**
    * What moving the stage on looks at. Absent while the plan is still answering requests (abort, promote,
    * a changed spec.image): those are answered first, before pause and resume, and without evidence.
@@ -198,7 +204,9 @@ export function stepComplete(f: TestFacts): boolean {
     f.secondaryReady &&
     !p.readinessChanged &&
     p.routed &&
-    p.intervalPassed
+    p.intervalPassed &&
+    // Never a higher weight before the pods that take it are there (spec.scaling: weighted).
+    (f.nextStepCapacity || f.step + 1 >= f.steps)
   );
 }
 
@@ -517,4 +525,37 @@ function requeueForStage(facts: RequeueFacts): number | undefined {
       return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;
     }
   }
+}
+
+/**
+ * The pods a secondary needs to take `weight` percent of an app of `replicas` pods, as the primary would
+ * serve it: `ceil(replicas × weight / 100)`, never fewer than `testReplicas`.
+ */
+export function replicasForWeight(replicas: number, testReplicas: number, weight: number): number {
+  return Math.max(testReplicas, Math.ceil((replicas * Math.max(0, weight)) / 100));
+}
+
+/** What the secondary's size is decided from. */
+export interface ScalingFacts {
+  scaling: Scaling;
+  replicas: number;
+  testReplicas: number;
+  stage: CanaryStage;
+  /** The current step (-1 before the first). */
+  step: number;
+  weights: readonly number[];
+}
+
+/**
+ * How many pods does the secondary run? With `fixed`, `testReplicas`. With `weighted`, the pods for the
+ * weight it is to take next, so that they are Available before the weight moves: the first step's while it
+ * starts, the next step's while a step runs (the last step's on the last step and after it). A test that
+ * ends keeps its size until the secondary goes: its pods serve until the route has left them.
+ */
+export function secondaryReplicas(f: ScalingFacts): number {
+  if (f.scaling === "fixed") return f.testReplicas;
+  const last = f.weights.length - 1;
+  const ahead = f.stage === "WaitingForSecondary" ? 0 : f.stage === "Stepping" ? f.step + 1 : f.step;
+  const weight = f.weights[Math.max(0, Math.min(ahead, last))] ?? 0;
+  return replicasForWeight(f.replicas, f.testReplicas, weight);
 }

@@ -3,9 +3,10 @@ import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { consumed } from "./context.js";
 import type { Progress, TestFacts } from "./decisions.js";
-import { GATE_TYPES, stepClockStart } from "./decisions.js";
-import { secondaryReady } from "./observation.js";
+import { GATE_TYPES, replicasForWeight, stepClockStart } from "./decisions.js";
+import { secondaryReady, showsRevision } from "./observation.js";
 import { describeChanges } from "./revision.js";
+import { stepWeight } from "./steps.js";
 import { secondaryRevision, specTemplate, templateChanged, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
 
@@ -25,7 +26,7 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     step: canary.step,
     steps: analysis.weights.length,
     paused: canary.pausedAt !== undefined,
-    secondaryReady: secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary)),
+    secondaryReady: secondaryReadyNow(ctx, canary),
     specValid: ctx.problems.length === 0,
     manualPromotion: analysis.manualPromotion,
     abortRequested: ctx.requests.abort && !consumed(ctx, ANNOTATIONS.abort),
@@ -38,6 +39,7 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     pendingGates: GATE_TYPES.filter(
       (type) => analysis.webhooks.some((w) => w.type === type) && !(canary.gates?.passed ?? []).includes(type),
     ),
+    nextStepCapacity: capacityFor(ctx, canary, canary.step + 1),
     ...(progress !== undefined ? { progress } : {}),
   };
 }
@@ -48,9 +50,9 @@ function describeSpecChanges(ctx: PlanContext, canary: CanaryState): string {
 
 /** The time and readiness evidence for moving the stage on (the verdict is added once the analysis ran). */
 export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
-  const ready = secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary));
+  const ready = secondaryReadyNow(ctx, canary);
   // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
-  const wasReady = (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
+  const wasReady = wasSecondaryReady(ctx);
   const deadline = ctx.spec.analysis.progressDeadlineSeconds;
   const inconclusive = canary.inconclusive;
   const clock = stepClockStart(canary);
@@ -62,4 +64,46 @@ export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
     inconclusiveAnalyses: inconclusive?.count ?? 0,
     noVerdictDeadlinePassed: inconclusive !== undefined && hasElapsed(ctx.now, inconclusive.since, deadline),
   };
+}
+
+/** The last plan took the secondary as ready: while stepping its weight is above 0 exactly when it was. */
+function wasSecondaryReady(ctx: PlanContext): boolean {
+  // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
+  return (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
+}
+
+/**
+ * The secondary has, Available with the image under test, the pods that the weight of `step` needs
+ * (`spec.scaling: weighted`); false while its status has not caught up with a scale. Always true with
+ * `fixed`, where readiness alone decides.
+ */
+function capacityFor(ctx: PlanContext, canary: CanaryState, step: number): boolean {
+  const { spec } = ctx;
+  if (spec.scaling === "fixed") return true;
+  const observed = ctx.observed.secondary;
+  if (!runsSubject(ctx, canary) || observed?.currentAvailable === undefined) return false;
+  const weight = stepWeight(spec.analysis.weights, Math.max(0, step));
+  return observed.currentAvailable >= replicasForWeight(spec.replicas, spec.testReplicas, weight);
+}
+
+/**
+ * May the secondary take traffic now? With `spec.scaling: fixed`, when its Deployment is rolled out and
+ * Available with the image under test (observation.ts). With `weighted`, when the pods of the current
+ * step's weight are Available with that image, whatever a scale-up for the next step is doing; while the
+ * Deployment's status has not caught up with such a scale, as it was.
+ */
+export function secondaryReadyNow(ctx: PlanContext, canary: CanaryState): boolean {
+  if (ctx.spec.scaling === "fixed") return secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary));
+  const observed = ctx.observed.secondary;
+  if (observed === null || !runsSubject(ctx, canary)) return false;
+  if (observed.currentAvailable === undefined) return wasSecondaryReady(ctx);
+  return capacityFor(ctx, canary, canary.step);
+}
+
+/** The secondary Deployment carries the image and pod-template revision under test. */
+function runsSubject(ctx: PlanContext, canary: CanaryState): boolean {
+  const observed = ctx.observed.secondary;
+  return (
+    observed !== null && observed.image === canary.image && showsRevision(observed, secondaryRevision(ctx, canary))
+  );
 }

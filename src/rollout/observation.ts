@@ -4,7 +4,7 @@ import type { Observation, WorkloadObservation } from "./types.js";
  * Whether a workload shows `revision`: one that carries no revision (applied before revisions were
  * recorded, or observed without them) is judged by its image alone.
  */
-function showsRevision(workload: WorkloadObservation, revision: string | undefined): boolean {
+export function showsRevision(workload: WorkloadObservation, revision: string | undefined): boolean {
   return revision === undefined || workload.revision === undefined || workload.revision === revision;
 }
 

@@ -356,3 +356,78 @@ describe("a secondary that stops being ready", () => {
     assert.deepEqual(again.status, first.status);
   });
 });
+
+describe("capacity follows weight (spec.scaling: weighted)", () => {
+  const weighted = { replicas: 10, scaling: "weighted" as const };
+  const analysis = { stepWeights: [10, 30, 50] };
+  /** The secondary with `available` pods of its current template Available. */
+  const secondary = (available: number | undefined, replicas: number) => ({
+    image: V2,
+    replicas,
+    available: available !== undefined && available >= replicas,
+    readyReplicas: available ?? 0,
+    ...(available !== undefined ? { currentAvailable: available } : {}),
+  });
+
+  test("starting: the secondary gets the first step's pods, and no weight until they are Available", () => {
+    const waiting: Scenario = {
+      image: V2,
+      spec: weighted,
+      analysis,
+      status: testing({ stage: "WaitingForSecondary", step: -1 }),
+      observed: { secondary: secondary(0, 1), routedWeights: routed(0) },
+      now: 1,
+    };
+    const p = runPlan(waiting);
+    assert.deepEqual(p.secondary, { image: V2, replicas: 1 });
+    assert.equal(p.weights.secondary, 0);
+    const ready = runPlan({ ...waiting, observed: { secondary: secondary(1, 1), routedWeights: routed(0) } });
+    assert.equal(ready.status.canary?.stage, "Stepping");
+    assert.equal(ready.weights.secondary, 10);
+    // At once sized for the next step's 30 % of 10 pods.
+    assert.deepEqual(ready.secondary, { image: V2, replicas: 3 });
+  });
+
+  test("a passed step moves the weight only once the next step's pods are Available", () => {
+    const s: Scenario = {
+      image: V2,
+      spec: weighted,
+      analysis,
+      status: testing({ stage: "Stepping", step: 0, stepStartedAt: iso(0) }),
+      observed: { secondary: secondary(1, 3), routedWeights: routed(10), analysis: [evidence(), passing()] },
+      now: 30,
+    };
+    // Scaling up: 1 of 3 Available. The step's own weight holds (1 pod is enough for 10 %), the next waits.
+    const scaling = runPlan(s);
+    assert.equal(scaling.status.canary?.step, 0);
+    assert.equal(scaling.weights.secondary, 10);
+    assert.deepEqual(scaling.secondary, { image: V2, replicas: 3 });
+    assert.equal(due(s), false);
+    // The Deployment's status not yet caught up with the scale: as before, no step, no loss of readiness.
+    const unknown = runPlan({ ...s, observed: { ...s.observed, secondary: secondary(undefined, 3) } });
+    assert.equal(unknown.weights.secondary, 10);
+    assert.equal(unknown.status.canary?.step, 0);
+    // 3 Available: the step's analysis is due, and once passed the weight moves to 30 %, sized for 50 %.
+    const scaled = { ...s, observed: { ...s.observed, secondary: secondary(3, 3) } };
+    assert.equal(due(scaled), true);
+    const moved = runPlan(scaled);
+    assert.equal(moved.status.canary?.step, 1);
+    assert.equal(moved.weights.secondary, 30);
+    assert.deepEqual(moved.secondary, { image: V2, replicas: 5 });
+    // The primary keeps its replicas until promotion.
+    assert.equal(moved.primary.replicas, 10);
+  });
+
+  test("fixed (the default) keeps testReplicas at every step", () => {
+    const p = runPlan({
+      image: V2,
+      spec: { replicas: 10 },
+      analysis,
+      status: testing({ stage: "Stepping", step: 0, stepStartedAt: iso(0) }),
+      observed: { secondary: deployment(V2), routedWeights: routed(10), analysis: [evidence(), passing()] },
+      now: 30,
+    });
+    assert.equal(p.status.canary?.step, 1);
+    assert.deepEqual(p.secondary, { image: V2, replicas: 1 });
+  });
+});

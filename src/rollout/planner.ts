@@ -17,10 +17,11 @@ import {
 } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
 import type { GateType } from "./decisions.js";
-import { isEnding, isTesting, requeueAfterSeconds } from "./decisions.js";
+import { isEnding, isTesting, requeueAfterSeconds, secondaryReplicas } from "./decisions.js";
 import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
-import { primaryRunning, secondaryReady } from "./observation.js";
+import { primaryRunning } from "./observation.js";
+import { secondaryReadyNow } from "./facts.js";
 import { derivePhase } from "./phase.js";
 import { advanceStage, promotionOverdue } from "./stages.js";
 import type { InvalidSpecPlan } from "./reported.js";
@@ -34,7 +35,6 @@ import {
   primaryDeployedImage,
   primaryRecord,
   primaryTemplate,
-  secondaryRevision,
   specIsPrimary,
   specRevisionRef,
   specTemplate,
@@ -215,7 +215,7 @@ function rest(ctx: PlanContext): void {
 function assemble(ctx: PlanContext): Plan {
   const { status, spec, observed } = ctx;
   const canary = status.canary;
-  const ready = canary !== undefined && secondaryReady(observed, canary.image, secondaryRevision(ctx, canary));
+  const ready = canary !== undefined && secondaryReadyNow(ctx, canary);
   const weights = splitWeights(secondaryWeight(canary, spec.analysis.weights, ready));
   if (canary !== undefined) recordRouted(ctx, canary, weights);
   const overdue = canary !== undefined && promotionOverdue(ctx, canary);
@@ -275,7 +275,20 @@ function assemble(ctx: PlanContext): Plan {
       image: canary?.stage === "Promoting" ? deployedImage(canary.image, canary.digest) : primaryDeployed,
       replicas: spec.replicas,
     },
-    secondary: canary !== undefined ? { image: canary.image, replicas: spec.testReplicas } : null,
+    secondary:
+      canary !== undefined
+        ? {
+            image: canary.image,
+            replicas: secondaryReplicas({
+              scaling: spec.scaling,
+              replicas: spec.replicas,
+              testReplicas: spec.testReplicas,
+              stage: canary.stage,
+              step: canary.step,
+              weights: spec.analysis.weights,
+            }),
+          }
+        : null,
     templates: {
       primary: canary?.stage === "Promoting" ? testedTemplate(ctx, canary) : primaryTemplate(ctx),
       secondary: canary !== undefined ? testedTemplate(ctx, canary) : primaryTemplate(ctx),

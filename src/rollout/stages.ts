@@ -5,12 +5,12 @@ import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
 import type { GateAnswer, GateType } from "./decisions.js";
 import { gateDue, promotionDue, promotionGateReached, rollbackDue, stepComplete, stepDue } from "./decisions.js";
-import { progressOf, testFacts } from "./facts.js";
+import { progressOf, secondaryReadyNow, testFacts } from "./facts.js";
 import { enterFinalising, enterPromoting, finishIfDrained, startRollback } from "./lifecycle.js";
-import { primaryRunning, secondaryReady } from "./observation.js";
+import { primaryRunning } from "./observation.js";
 import { stepWeight } from "./steps.js";
 import { revisionOf } from "./revision.js";
-import { deployedImage, secondaryRevision, testedTemplate } from "./subject.js";
+import { deployedImage, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
 
 /** The reason of the Progressing condition while a promotion's primary rollout is overdue. */
@@ -147,7 +147,7 @@ function restartStep(ctx: PlanContext, canary: CanaryState): void {
   canary.stepStartedAt = ctx.at;
   canary.stepBeganAt = ctx.at;
   delete canary.trafficWithheld;
-  if (secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary))) {
+  if (secondaryReadyNow(ctx, canary)) {
     emit(ctx, "Normal", "SecondaryReady", `the secondary is ready again; ${shiftedMessage(ctx, canary)}`);
     return;
   }

@@ -16,6 +16,12 @@ export interface WorkloadObservation {
   readyReplicas: number;
   /** The pod-template revision the workload was applied with, when it carries one. */
   revision?: string;
+  /**
+   * Available pods of the current template, at least (old pods are counted as available and taken off);
+   * absent while the workload's status has not caught up with its spec (for a Deployment:
+   * observedGeneration < generation), as during a scale. `spec.scaling: weighted` sizes traffic by it.
+   */
+  currentAvailable?: number;
 }
 
 export interface Weights {
@@ -85,7 +91,7 @@ export interface PlannedEvent {
 /** Everything a reconcile should make true. The reconciler applies it; it decides nothing itself. */
 export interface Plan {
   primary: { image: string; replicas: number };
-  /** null: the secondary Deployment must not exist. */
+  /** null: the secondary Deployment must not exist. The replicas follow spec.scaling (secondaryReplicas). */
   secondary: { image: string; replicas: number } | null;
   /** The pod template (besides the image) each track's workload must have. */
   templates?: { primary: PodTemplateParts; secondary: PodTemplateParts };

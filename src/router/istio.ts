@@ -4,7 +4,7 @@
  */
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { ChildMeta } from "../api/meta.js";
-import { appRef, childMeta, childNames, serviceFqdn } from "../api/meta.js";
+import { appRef, childMeta, childNames, serviceFqdn, trackServiceName } from "../api/meta.js";
 import type { CanaryApp, Track } from "../api/types.js";
 import { LABELS } from "../api/types.js";
 import type { Weights } from "../rollout/types.js";
@@ -17,7 +17,7 @@ const ISTIO_API_VERSION = `${ISTIO_NETWORKING.group}/${ISTIO_NETWORKING.version}
 export const CANARY_ROUTE = "primary-secondary";
 
 export interface RouteDestination {
-  destination: { host: string; subset: Track; port: { number: number } };
+  destination: { host: string; port: { number: number } };
   weight: number;
 }
 
@@ -35,7 +35,11 @@ export interface VirtualServiceObject {
   spec: { hosts: string[]; gateways: string[]; http: { name: string; route: RouteDestination[] }[] };
 }
 
-/** Subsets select pods by the controller's track label, which users cannot set (the CRD forbids it). */
+/**
+ * Subsets select pods by the controller's track label, which users cannot set (the CRD forbids it). The
+ * canary route no longer uses them (it routes to the per-track Services, ADR 0010); they stay for routes of
+ * the user's own that name `subset: primary` on the app's host.
+ */
 export function buildDestinationRule(app: CanaryApp): DestinationRuleObject {
   const { name, namespace } = appRef(app);
   const subset = (track: Track) => ({ name: track, labels: { [LABELS.track]: track } });
@@ -50,13 +54,16 @@ export function buildDestinationRule(app: CanaryApp): DestinationRuleObject {
 /**
  * The VirtualService that splits traffic. It is bound to `mesh` so that in-mesh callers are split too
  * (a route bound only to a gateway would leave pod-to-pod traffic on the Service's round robin), and it
- * always lists both subsets so that a weight change is a change of two numbers, nothing else.
+ * always lists both tracks so that a weight change is a change of two numbers, nothing else. Its
+ * destinations are the per-track Services (`<name>-primary`, `<name>-secondary`), not subsets of the app's
+ * host: the app's Service selects the primary only, so that callers outside the mesh never reach the
+ * secondary (ADR 0010).
  */
 export function buildVirtualService(app: CanaryApp, spec: ResolvedSpec, weights: Weights): VirtualServiceObject {
   const { name, namespace } = appRef(app);
   const host = serviceFqdn(name, namespace);
-  const destination = (subset: Track, weight: number): RouteDestination => ({
-    destination: { host, subset, port: { number: spec.service.port } },
+  const destination = (track: Track, weight: number): RouteDestination => ({
+    destination: { host: serviceFqdn(trackServiceName(name, track), namespace), port: { number: spec.service.port } },
     weight,
   });
   return {
@@ -82,7 +89,21 @@ function unique(values: string[]): string[] {
 
 interface ObservedRoute {
   name?: string;
-  route?: { destination?: { subset?: string }; weight?: number }[];
+  route?: { destination?: { host?: string; subset?: string }; weight?: number }[];
+}
+
+/**
+ * The track a route destination sends to: its subset (routes written before ADR 0010, or by hand), else
+ * the per-track Service its host names (`<name>-primary`, `<name>-primary.<ns>.svc.cluster.local`).
+ */
+export function destinationTrack(destination: { host?: string; subset?: string } | undefined): Track | undefined {
+  const subset = destination?.subset;
+  if (subset === "primary" || subset === "secondary") return subset;
+  if (subset !== undefined) return undefined;
+  const service = destination?.host?.split(".")[0] ?? "";
+  if (service.endsWith("-primary")) return "primary";
+  if (service.endsWith("-secondary")) return "secondary";
+  return undefined;
 }
 
 /**
@@ -94,7 +115,9 @@ export function readIstioWeights(virtualService: unknown): Weights | null {
   const route = spec?.http?.find((r) => r.name === CANARY_ROUTE)?.route;
   if (!route || route.length !== 2) return null;
   // Istio treats a missing weight as 0 when several destinations are listed.
-  const weightOf = (subset: string) => route.find((d) => d.destination?.subset === subset)?.weight ?? 0;
+  const tracks = route.map((d) => destinationTrack(d.destination));
+  if (!tracks.includes("primary") || !tracks.includes("secondary")) return null;
+  const weightOf = (track: Track) => route.find((d) => destinationTrack(d.destination) === track)?.weight ?? 0;
   const weights = { primary: weightOf("primary"), secondary: weightOf("secondary") };
   return weights.primary + weights.secondary === 100 ? weights : null;
 }

@@ -48,3 +48,32 @@ describe("observeDeployment", () => {
     });
   }
 });
+
+describe("observeDeployment: available pods of the current template (spec.scaling: weighted)", () => {
+  const cases: [string, ReturnType<typeof deployment>, number | undefined][] = [
+    [
+      "scaled up and available",
+      deployment({ observedGeneration: 2, replicas: 4, updatedReplicas: 4, availableReplicas: 4 }, 2, 4),
+      4,
+    ],
+    [
+      "scaling up: two of four there",
+      deployment({ observedGeneration: 2, replicas: 4, updatedReplicas: 4, availableReplicas: 2 }, 2, 4),
+      2,
+    ],
+    [
+      "the scale not yet seen",
+      deployment({ observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }, 2, 4),
+      undefined,
+    ],
+    [
+      "old pods taken off",
+      deployment({ observedGeneration: 2, replicas: 3, updatedReplicas: 1, availableReplicas: 3 }),
+      1,
+    ],
+    ["no status yet", deployment({}), undefined],
+  ];
+  for (const [name, input, expected] of cases) {
+    test(name, () => assert.equal(observeDeployment(input)?.currentAvailable, expected));
+  }
+});

@@ -111,12 +111,15 @@ export function observeDeployment(object: unknown): WorkloadObservation | null {
     (status.availableReplicas ?? 0) >= replicas &&
     (status.replicas ?? 0) <= replicas;
   const revision = deployment.metadata?.annotations?.[REVISION_ANNOTATION];
+  const caughtUp = (status.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 1);
+  const oldPods = Math.max(0, (status.replicas ?? 0) - (status.updatedReplicas ?? 0));
   return {
     image,
     replicas,
     available,
     readyReplicas: status.readyReplicas ?? 0,
     ...(revision !== undefined ? { revision } : {}),
+    ...(caughtUp ? { currentAvailable: Math.max(0, (status.availableReplicas ?? 0) - oldPods) } : {}),
   };
 }
 

@@ -77,7 +77,8 @@ describe("adoption safety", () => {
         },
         { timeoutMs: 30_000 },
       );
-      assert.deepEqual(taken.spec?.selector, { "canaryapp.io/app": "shop" });
+      // The app's Service selects the primary only (ADR 0010).
+      assert.deepEqual(taken.spec?.selector, { "canaryapp.io/app": "shop", "canaryapp.io/track": "primary" });
       await eventually("ChildrenApplied=True", async () =>
         (await apps.get("shop")).status?.conditions?.find((c) => c.type === "ChildrenApplied")?.status === "True"
           ? true

@@ -47,7 +47,8 @@ describe("owned children", () => {
     const service = await eventually("Service", () => core.readNamespacedService({ namespace, name: NAME }));
     assert.equal(service.metadata?.ownerReferences?.[0]?.uid, uid);
     assert.equal(service.spec?.ports?.[0]?.targetPort, 8088);
-    assert.deepEqual(service.spec?.selector, { "canaryapp.io/app": NAME });
+    // The primary only: callers outside the mesh never reach a secondary (ADR 0010).
+    assert.deepEqual(service.spec?.selector, { "canaryapp.io/app": NAME, "canaryapp.io/track": "primary" });
 
     const dr = await eventually("DestinationRule", () => istio.getDestinationRule(NAME));
     assert.deepEqual(

@@ -51,8 +51,9 @@ describe("a restarted controller", () => {
     controllers.push(first);
     await quiet(first, 3_000);
     const applies = first.observer.writes.filter((w) => w.verb === "apply");
-    // Four children per app, each applied once.
-    assert.equal(applies.length, APPS * 4, applies.map((w) => `${w.verb} ${w.kind}`).join(", "));
+    // Six children per app (the Deployment, DestinationRule, VirtualService, and three Services since ADR
+    // 0010), each applied once.
+    assert.equal(applies.length, APPS * 6, applies.map((w) => `${w.verb} ${w.kind}`).join(", "));
     await first.stop();
     controllers = [];
   });

@@ -4,6 +4,8 @@ import { setDeploymentAvailable } from "./workloads.js";
 export interface AutoRolloutOptions {
   /** Whether a Deployment's pods become available (default: all do). Asked again on every pass. */
   available?: (deploymentName: string) => boolean;
+  /** At most this many pods of a Deployment become available (a slow scale-up); all when undefined. */
+  limit?: (deploymentName: string) => number | undefined;
   /** Time between two passes over the namespace's Deployments (default 100 ms). */
   intervalMs?: number;
 }
@@ -18,7 +20,7 @@ export interface AutoRollout {
 }
 
 /** The status says the current template is rolled out, and whether its pods are all available. */
-function rolledOut(deployment: V1Deployment): { current: boolean; available: boolean } {
+function rolledOut(deployment: V1Deployment): { current: boolean; available: boolean; availablePods: number } {
   const replicas = deployment.spec?.replicas ?? 1;
   const status = deployment.status;
   const current = status !== undefined && (status.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 1);
@@ -27,7 +29,7 @@ function rolledOut(deployment: V1Deployment): { current: boolean; available: boo
     (status.updatedReplicas ?? 0) >= replicas &&
     (status.availableReplicas ?? 0) >= replicas &&
     (status.replicas ?? 0) <= replicas;
-  return { current, available };
+  return { current, available, availablePods: status?.availableReplicas ?? 0 };
 }
 
 /**
@@ -50,9 +52,12 @@ export function autoRollout(kc: KubeConfig, namespace: string, options: AutoRoll
       if (name === undefined || deployment.metadata?.deletionTimestamp !== undefined) continue;
       const want = options.available?.(name) ?? true;
       const state = rolledOut(deployment);
-      if (state.current && state.available === want) continue;
+      const limit = options.limit?.(name);
+      const replicas = deployment.spec?.replicas ?? 1;
+      const pods = want ? Math.min(replicas, limit ?? replicas) : 0;
+      if (state.current && state.available === want && (limit === undefined || state.availablePods === pods)) continue;
       try {
-        await setDeploymentAvailable(kc, namespace, name, want);
+        await setDeploymentAvailable(kc, namespace, name, want, limit);
         marked.set(name, (marked.get(name) ?? 0) + 1);
       } catch (e) {
         // Deleted or changed meanwhile: the next pass sees the new state.

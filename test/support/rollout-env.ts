@@ -38,6 +38,8 @@ export interface RolloutEnv {
   prometheus: RunningPrometheus;
   /** Deployments named here are kept unavailable by the Deployment stand-in. */
   unavailable: Set<string>;
+  /** Deployments named here get at most this many pods available from the stand-in (a slow scale-up). */
+  podLimits: Map<string, number>;
   deployments: AutoRollout;
   controller: TestController | undefined;
   timings: TimingLog;
@@ -60,10 +62,14 @@ export async function startRolloutEnv(
   const prometheus = await startPrometheus({ targets: [exporter.target], scrapeIntervalSeconds: 1 });
   await untilScraping(prometheus);
   const unavailable = new Set<string>();
+  const podLimits = new Map<string, number>();
   const deployments =
     options.deploymentStandIn === false
       ? noStandIn()
-      : autoRollout(kc, namespace, { available: (name) => !unavailable.has(name) });
+      : autoRollout(kc, namespace, {
+          available: (name) => !unavailable.has(name),
+          limit: (name) => podLimits.get(name),
+        });
   const controller = options.controller === false ? undefined : runController(namespace);
   const recorders: RolloutRecorder[] = [];
   return {
@@ -74,6 +80,7 @@ export async function startRolloutEnv(
     exporter,
     prometheus,
     unavailable,
+    podLimits,
     deployments,
     controller,
     timings: new TimingLog(),

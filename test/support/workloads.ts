@@ -1,5 +1,5 @@
 import { AppsV1Api, CustomObjectsApi, type KubeConfig, type V1Deployment } from "@kubernetes/client-node";
-import { ISTIO_NETWORKING } from "../../src/router/istio.js";
+import { destinationTrack, ISTIO_NETWORKING } from "../../src/router/istio.js";
 
 /**
  * Plays the Deployment controller of kube-controller-manager, which the api profile does not run: marks a
@@ -10,18 +10,20 @@ export async function setDeploymentAvailable(
   namespace: string,
   name: string,
   available = true,
+  /** At most this many pods available (a scale-up under way); all of them when absent. */
+  limit?: number,
 ): Promise<V1Deployment> {
   const apps = kc.makeApiClient(AppsV1Api);
   const deployment = await apps.readNamespacedDeployment({ namespace, name });
   const replicas = deployment.spec?.replicas ?? 1;
-  const ready = available ? replicas : 0;
+  const ready = available ? Math.min(replicas, limit ?? replicas) : 0;
   deployment.status = {
     observedGeneration: deployment.metadata?.generation ?? 1,
     replicas,
     updatedReplicas: replicas,
     readyReplicas: ready,
     availableReplicas: ready,
-    ...(available ? {} : { unavailableReplicas: replicas }),
+    ...(ready < replicas ? { unavailableReplicas: replicas - ready } : {}),
   };
   return apps.replaceNamespacedDeploymentStatus({ namespace, name, body: deployment });
 }
@@ -43,7 +45,7 @@ export interface VirtualServiceLike {
   spec: {
     hosts: string[];
     gateways: string[];
-    http: { name: string; route: { destination: { subset: string }; weight: number }[] }[];
+    http: { name: string; route: { destination: { host?: string; subset?: string }; weight: number }[] }[];
   };
 }
 
@@ -62,7 +64,7 @@ export function istioObjects(kc: KubeConfig, namespace: string) {
       const vs = (await api.getNamespacedCustomObject({ ...ref("virtualservices"), name })) as VirtualServiceLike;
       for (const route of vs.spec.http) {
         for (const destination of route.route) {
-          destination.weight = destination.destination.subset === "primary" ? primary : secondary;
+          destination.weight = destinationTrack(destination.destination) === "primary" ? primary : secondary;
         }
       }
       await api.replaceNamespacedCustomObject({ ...ref("virtualservices"), name, body: vs });
@@ -73,6 +75,6 @@ export function istioObjects(kc: KubeConfig, namespace: string) {
 /** The weights of the canary route, as [primary, secondary]. */
 export function weightsOf(vs: VirtualServiceLike): [number, number] {
   const route = vs.spec.http[0]?.route ?? [];
-  const weight = (subset: string) => route.find((r) => r.destination.subset === subset)?.weight ?? 0;
+  const weight = (track: string) => route.find((r) => destinationTrack(r.destination) === track)?.weight ?? 0;
   return [weight("primary"), weight("secondary")];
 }
