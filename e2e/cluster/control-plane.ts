@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiextensionsV1Api } from "@kubernetes/client-node";
+import { ApiextensionsV1Api, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js";
 import { pino, type Logger } from "pino";
 import { AdminClient } from "./admin-client.js";
@@ -117,6 +117,7 @@ class LocalControlPlane implements ControlPlane, Stoppable {
   /** How to start kube-apiserver again (set once booted). */
   private apiserverStart: { args: string[]; client: AdminClient } | undefined;
   private timeoutMs = 60_000;
+  private observerClient: AdminClient | undefined;
   private readonly bootStarted = Date.now();
   /** Milliseconds from the start of boot at which each startup step finished, for the "ready" log line. */
   readonly phases: Record<string, number> = {};
@@ -177,9 +178,9 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     const wait = { timeoutMs, abort: () => this.deadProcess() };
     const crds = await crdsLoaded;
     await Promise.all([
-      installCrds(adminKubeConfig(this.kubeconfigPath).makeApiClient(ApiextensionsV1Api), crds, timeoutMs).then(() =>
-        this.mark("crdsEstablished"),
-      ),
+      installCrds(adminKubeConfig(this.kubeconfigPath).makeApiClient(ApiextensionsV1Api), crds, timeoutMs)
+        .then(() => this.mark("crdsEstablished"))
+        .then(() => this.untilObserverServes(crds, timeoutMs)),
       ensureDefaultNamespace(client, timeoutMs),
       this.profile === "cluster"
         ? createFakeNodes(client, FAKE_NODE_COUNT, wait).then((names) => {
@@ -212,6 +213,7 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     const server = `https://127.0.0.1:${port}`;
     const proc = this.spawn("kube-apiserver-observer", this.tc.kubeApiserver, apiserverArgs(port, etcdUrl, pki));
     const client = new AdminClient(server, pki);
+    this.observerClient = client;
     await waitFor(
       "kube-apiserver (observer): /readyz",
       async () => ((await client.send("GET", "/readyz", undefined, 2_000)).status === 200 ? true : undefined),
@@ -227,6 +229,24 @@ class LocalControlPlane implements ControlPlane, Stoppable {
       user: "canaryapp-admin",
     });
     this.mark("observerReady");
+  }
+
+  /** The observer serves every CRD's objects (it learns of CRDs installed through the first server a bit later). */
+  private async untilObserverServes(crds: V1CustomResourceDefinition[], timeoutMs: number): Promise<void> {
+    const client = this.observerClient;
+    if (client === undefined) return;
+    await Promise.all(
+      crds.map((crd) => {
+        const version = crd.spec.versions.find((v) => v.served)?.name ?? "";
+        const path = `/apis/${crd.spec.group}/${version}/${crd.spec.names.plural}?limit=1`;
+        return waitFor(
+          `kube-apiserver (observer): ${path}`,
+          async () => ((await client.send("GET", path, undefined, 2_000)).status === 200 ? true : undefined),
+          { timeoutMs, abort: () => this.deadProcess() },
+        );
+      }),
+    );
+    this.mark("observerServesCrds");
   }
 
   async stopApiServer(): Promise<void> {

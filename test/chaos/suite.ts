@@ -328,7 +328,8 @@ export function formatReport(report: ChaosReport): string {
     `  waves ${report.waves}, tests ${report.tests}, changes recorded ${report.changes}, rewatches ${report.rewatches}`,
     ...INVARIANTS.map((name) => {
       const examples = report.check.examples[name];
-      return `  ${name}: ${report.check.counts[name]}${examples.length > 0 ? `  e.g. ${examples.join(" | ")}` : ""}`;
+      const skips = name === "routeSequenceEqualsPlan" ? ` (${report.check.skippedStepsOnly} only skipped steps)` : "";
+      return `  ${name}: ${report.check.counts[name]}${skips}${examples.length > 0 ? `  e.g. ${examples.join(" | ")}` : ""}`;
     }),
     `  timeline (ms since the apps were first Healthy): ${report.timeline.join("; ")}`,
     `  steps on the route (by arrival time): ${durations.length}, shortest ${durations.length > 0 ? Math.min(...durations) : "-"} ms, ${short} shorter than the ${intervalMs} ms interval`,

@@ -173,7 +173,14 @@ export class WorldRecorder {
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
     const context = new RequestContext(url.toString(), HttpMethod.GET);
     await this.kc.applySecurityAuthentication(context);
-    const response = await fetch(url, { headers: context.getHeaders(), dispatcher: context.getDispatcher() });
+    const send = () => fetch(url, { headers: context.getHeaders(), dispatcher: context.getDispatcher() });
+    let response = await send();
+    // A server whose storage is still (re)initializing asks to be asked again.
+    for (let tries = 0; response.status === 429 && tries < 30; tries++) {
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      response = await send();
+    }
     if (response.status !== 200) {
       throw new Error(`GET ${path}: ${response.status} ${STATUS_CODES[response.status]}: ${await response.text()}`);
     }

@@ -4,7 +4,15 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { checkWorld, INVARIANTS, mentions, plannedSteps, type AppScript, type Invariant } from "../chaos/invariants.js";
+import {
+  checkWorld,
+  INVARIANTS,
+  isSkipOf,
+  mentions,
+  plannedSteps,
+  type AppScript,
+  type Invariant,
+} from "../chaos/invariants.js";
 import type { AppPoint, Change } from "../chaos/world.js";
 
 const v0 = "reg/shop:v0";
@@ -167,4 +175,14 @@ describe("chaos invariant checker", () => {
     assert.ok(!mentions(`promoted ${v10}: done`, v1));
     assert.ok(mentions(`rolled back ${v1} (x)`, v1));
   });
+});
+
+test("a skipped step is told apart from any other wrong sequence", () => {
+  assert.ok(isSkipOf([10, 30], [10, 20, 30]));
+  assert.ok(isSkipOf([30], [10, 20, 30]));
+  assert.ok(!isSkipOf([10, 20], [10, 20, 30]), "a test cut short is not a skip");
+  assert.ok(!isSkipOf([20, 10, 30], [10, 20, 30]), "out of order");
+  assert.ok(!isSkipOf([10, 20, 20, 30], [10, 20, 30]));
+  const world = new World().created().test(v1, [10, 30]).promoted(v1);
+  assert.equal(checkWorld(world.changes, passing, plan).skippedStepsOnly, 1);
 });
