@@ -23,7 +23,7 @@ import {
 } from "../support/rollout-env.js";
 import { seen, type RolloutRecorder } from "../support/rollout-recorder.js";
 
-const OUTAGE_MS = 12_000;
+const OUTAGE_MS = 10_000;
 
 describe("kube-apiserver outage under a running controller", () => {
   let cp: ControlPlane;
