@@ -186,3 +186,10 @@ test("a skipped step is told apart from any other wrong sequence", () => {
   const world = new World().created().test(v1, [10, 30]).promoted(v1);
   assert.equal(checkWorld(world.changes, passing, plan).skippedStepsOnly, 1);
 });
+
+test("a failing image judged on a first step the route never carried counts as a skipped step", () => {
+  const world = new World().created().test(v1, []).rolledBack(v1);
+  const result = checkWorld(world.changes, failingScript, plan);
+  assert.equal(result.counts.routeSequenceEqualsPlan, 1);
+  assert.equal(result.skippedStepsOnly, 1);
+});
