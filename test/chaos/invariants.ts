@@ -67,8 +67,9 @@ const MAX_EXAMPLES = 5;
  * Replays the recorded world in etcd order and counts the violations of every invariant:
  * - weightsSumTo100: every HTTP route of a VirtualService, whenever it changes, weighs 100 in all;
  * - noWeightOnUnreadySecondary: whenever the secondary has weight, its Deployment exists and is ready;
- * - noFailingOrSupersededImageOnPrimary: the primary Deployment only ever changes to the image spec.image
- *   named at that moment, and never to an image scripted to fail;
+ * - noFailingOrSupersededImageOnPrimary: once created, the primary Deployment only ever changes to the image
+ *   being promoted (status: under test, stage Promoting or Finalising), which spec.image names at that moment
+ *   and which is not scripted to fail;
  * - routeSequenceEqualsPlan: per test (the image status names as under test when the route changes), the
  *   secondary's distinct non-zero weights in order are exactly the planned steps (a passing image) or exactly
  *   the first step (a failing one, whose first analysis fails); a step withheld while Prometheus is silent and
@@ -180,7 +181,16 @@ export function checkWorld(
           const image = change.object.image;
           if (image !== primaryImage.get(app)) {
             const spec = apps.get(app)?.specImage;
-            if (failing.get(app)?.has(image ?? "")) {
+            const previous = primaryImage.get(app);
+            const status = apps.get(app);
+            const promoting =
+              status?.canaryImage === image && (status?.stage === "Promoting" || status?.stage === "Finalising");
+            if (previous !== undefined && !promoting) {
+              violate(
+                "noFailingOrSupersededImageOnPrimary",
+                `${app} at ${change.at - origin}: primary changed ${previous} → ${image} with no promotion of it (stage ${status?.stage}, under test ${status?.canaryImage})`,
+              );
+            } else if (failing.get(app)?.has(image ?? "")) {
               violate("noFailingOrSupersededImageOnPrimary", `${app} at rv ${change.rv}: primary got failing ${image}`);
             } else if (spec !== undefined && image !== spec) {
               violate(

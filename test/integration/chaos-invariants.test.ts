@@ -85,7 +85,8 @@ class World {
     return this;
   }
   promoted(image: string): this {
-    return this.deployment("primary", image)
+    return this.appChange({ stage: "Promoting" })
+      .deployment("primary", image)
       .route(100, 0)
       .deployment("secondary", undefined)
       .appChange({ primaryImage: image, canaryImage: undefined, stage: undefined })
@@ -165,7 +166,7 @@ describe("chaos invariant checker", () => {
         1,
     );
     const world = new World().created().test(v1, [10, 20, 30]);
-    world.deployment("primary", v1).route(100, 0).deployment("secondary", undefined);
+    world.appChange({ stage: "Promoting" }).deployment("primary", v1).route(100, 0).deployment("secondary", undefined);
     world.appChange({ primaryImage: v1, canaryImage: undefined, stage: undefined });
     assert.deepEqual(violated(world, passing), { impliedEvents: 1 });
   });
@@ -175,6 +176,11 @@ describe("chaos invariant checker", () => {
     assert.ok(!mentions(`promoted ${v10}: done`, v1));
     assert.ok(mentions(`rolled back ${v1} (x)`, v1));
   });
+});
+
+test("the primary changing to an image that is not being promoted is counted", () => {
+  const world = new World().created().test(v1, [10]).deployment("primary", v1);
+  assert.equal(checkWorld(world.changes, passing, plan).counts.noFailingOrSupersededImageOnPrimary, 1);
 });
 
 test("a skipped step is told apart from any other wrong sequence", () => {
