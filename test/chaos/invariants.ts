@@ -67,7 +67,8 @@ const MAX_EXAMPLES = 5;
  * Replays the recorded world in etcd order and counts the violations of every invariant:
  * - weightsSumTo100: every HTTP route of a VirtualService, whenever it changes, weighs 100 in all;
  * - noWeightOnUnreadySecondary: whenever the secondary has weight, its Deployment exists and is ready;
- * - noFailingOrSupersededImageOnPrimary: once created, the primary Deployment only ever changes to the image
+ * - noFailingOrSupersededImageOnPrimary: the primary Deployment is created with the app's first image (even
+ *   when spec.image has changed meanwhile), then only ever changes to the image
  *   being promoted (status: under test, stage Promoting or Finalising), which spec.image names at that moment
  *   and which is not scripted to fail;
  * - routeSequenceEqualsPlan: per test (the image status names as under test when the route changes), the
@@ -185,18 +186,22 @@ export function checkWorld(
             const status = apps.get(app);
             const promoting =
               status?.canaryImage === image && (status?.stage === "Promoting" || status?.stage === "Finalising");
-            if (previous !== undefined && !promoting) {
+            const at = `${app} at ${change.at - origin}`;
+            if (previous === undefined) {
+              // Created: with the app's first image (a later spec.image is tested first, not deployed).
+              const first = byName.get(app)?.initialImage;
+              if (image !== first) {
+                violate("noFailingOrSupersededImageOnPrimary", `${at}: primary created with ${image}, not ${first}`);
+              }
+            } else if (!promoting) {
               violate(
                 "noFailingOrSupersededImageOnPrimary",
-                `${app} at ${change.at - origin}: primary changed ${previous} → ${image} with no promotion of it (stage ${status?.stage}, under test ${status?.canaryImage})`,
+                `${at}: primary changed ${previous} → ${image} with no promotion of it (stage ${status?.stage}, under test ${status?.canaryImage})`,
               );
             } else if (failing.get(app)?.has(image ?? "")) {
-              violate("noFailingOrSupersededImageOnPrimary", `${app} at rv ${change.rv}: primary got failing ${image}`);
+              violate("noFailingOrSupersededImageOnPrimary", `${at}: primary got failing ${image}`);
             } else if (spec !== undefined && image !== spec) {
-              violate(
-                "noFailingOrSupersededImageOnPrimary",
-                `${app} at rv ${change.rv}: primary got ${image} while spec.image is ${spec}`,
-              );
+              violate("noFailingOrSupersededImageOnPrimary", `${at}: primary got ${image} while spec.image is ${spec}`);
             }
             primaryImage.set(app, image);
           }

@@ -199,3 +199,10 @@ test("a failing image judged on a first step the route never carried counts as a
   assert.equal(result.counts.routeSequenceEqualsPlan, 1);
   assert.equal(result.skippedStepsOnly, 1);
 });
+
+test("a primary created with the first image after spec.image moved on is right; with another image it is not", () => {
+  const late = new World().appChange({ specImage: v1 }).deployment("primary", v0);
+  assert.equal(checkWorld(late.changes, passing, plan).counts.noFailingOrSupersededImageOnPrimary, 0);
+  const wrong = new World().appChange({ specImage: v1 }).deployment("primary", v1);
+  assert.equal(checkWorld(wrong.changes, passing, plan).counts.noFailingOrSupersededImageOnPrimary, 1);
+});
