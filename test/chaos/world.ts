@@ -1,10 +1,15 @@
 import { STATUS_CODES } from "node:http";
-import type { CoreV1Event, KubeConfig, V1Deployment } from "@kubernetes/client-node";
+import {
+  HttpMethod,
+  RequestContext,
+  type CoreV1Event,
+  type KubeConfig,
+  type V1Deployment,
+} from "@kubernetes/client-node";
 import { GROUP, PLURAL, VERSION, type CanaryApp } from "../../src/api/types.js";
 import { StreamWatch } from "../../src/kube/watch.js";
 import { ISTIO_NETWORKING } from "../../src/router/istio.js";
 import { fetch } from "undici";
-import { HttpMethod, RequestContext } from "@kubernetes/client-node";
 
 /** The kinds the chaos checker follows. */
 export type Kind = "CanaryApp" | "Deployment" | "VirtualService" | "Event";
