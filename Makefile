@@ -94,8 +94,12 @@ test-docs: build ## Run every command README.md gives (make demo included), verb
 	npm run --silent test:docs
 
 .PHONY: bench
-bench: build ## Run the benchmarks
+bench: build ## Run the benchmarks (BENCH_CHAOS=1 adds the chaos runs of `make chaos`)
 	node --expose-gc dist/bench/run.js
+
+.PHONY: chaos
+chaos: build ## Chaos runs (kills with restart delays 0/3/20 s, failover, API-server outage, Prometheus faults)
+	node dist/test/chaos/main.js $(ARGS)
 
 ##@ Run
 

@@ -3,6 +3,8 @@
  * the notes and are compared by people across changes.
  */
 import { startControlPlane } from "../e2e/cluster/index.js";
+import { chaosRuns } from "../test/chaos/runs.js";
+import { formatReport, runChaos } from "../test/chaos/suite.js";
 import { benchPlanner } from "./planner.js";
 import { benchCapacity } from "./capacity.js";
 import { benchRollout } from "./rollout.js";
@@ -45,4 +47,9 @@ try {
   );
 } finally {
   await controlPlane.stop();
+}
+
+// Optional: the chaos runs of `make chaos` (several minutes each), with their reports.
+if (process.env["BENCH_CHAOS"] === "1") {
+  for (const options of chaosRuns(process.env)) console.log(formatReport(await runChaos(options)));
 }

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiextensionsV1Api } from "@kubernetes/client-node";
+import { ApiextensionsV1Api, type V1CustomResourceDefinition } from "@kubernetes/client-node";
 import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js";
 import { pino, type Logger } from "pino";
 import { AdminClient } from "./admin-client.js";
@@ -34,6 +34,11 @@ export interface StartOptions {
   crdsDir?: string;
   /** Budget for each startup wait (default 60 s; a cold disk cache can make the first start slow). */
   timeoutMs?: number;
+  /**
+   * Also start a second kube-apiserver on the same etcd, never stopped by {@link ControlPlane.stopApiServer}:
+   * a vantage point for watchers that must see every write while the first one is down.
+   */
+  observer?: boolean;
 }
 
 /** Options of {@link ControlPlane.stop}. */
@@ -54,6 +59,15 @@ export interface ControlPlane {
   readonly nodes: readonly string[];
   /** Milliseconds from the call to startControlPlane until it was ready. */
   readonly startupMs: number;
+  /** Admin kubeconfig of the observer API server (StartOptions.observer), else undefined. */
+  readonly observerKubeconfigPath: string | undefined;
+  /**
+   * Stops kube-apiserver (SIGTERM, SIGKILL after a grace period); etcd and every other component keep running.
+   * Requests to {@link server} are refused until {@link startApiServer}.
+   */
+  stopApiServer(): Promise<void>;
+  /** Starts kube-apiserver again on the same port, etcd and certificates; resolves once /readyz is OK. */
+  startApiServer(): Promise<void>;
   /** Stops every process it started (SIGTERM, SIGKILL after a grace period) and removes the work folder. */
   stop(opts?: StopOptions): Promise<void>;
 }
@@ -80,7 +94,7 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
   const cp = new LocalControlPlane(opts.profile, workDir, toolchain, opts.log ?? pino({ level: "silent" }));
   track(cp, opts.handleSignals ?? true);
   try {
-    await cp.boot(opts.timeoutMs ?? 60_000);
+    await cp.boot(opts.timeoutMs ?? 60_000, opts.observer ?? false);
   } catch (err) {
     await cp.stop({ keepWorkDir: true });
     throw err;
@@ -98,7 +112,12 @@ class LocalControlPlane implements ControlPlane, Stoppable {
   server = "";
   nodes: string[] = [];
   startupMs = 0;
+  observerKubeconfigPath: string | undefined;
   private readonly procs: ManagedProcess[] = [];
+  /** How to start kube-apiserver again (set once booted). */
+  private apiserverStart: { args: string[]; client: AdminClient } | undefined;
+  private timeoutMs = 60_000;
+  private observerClient: AdminClient | undefined;
   private readonly bootStarted = Date.now();
   /** Milliseconds from the start of boot at which each startup step finished, for the "ready" log line. */
   readonly phases: Record<string, number> = {};
@@ -113,8 +132,14 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     this.kubeconfigPath = join(workDir, "kubeconfig");
   }
 
-  async boot(timeoutMs: number): Promise<void> {
-    const [etcdClientPort, etcdPeerPort, apiPort] = (await freePorts(3)) as [number, number, number];
+  async boot(timeoutMs: number, observer = false): Promise<void> {
+    this.timeoutMs = timeoutMs;
+    const [etcdClientPort, etcdPeerPort, apiPort, observerPort] = (await freePorts(4)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     const etcdUrl = `http://127.0.0.1:${etcdClientPort}`;
     this.server = `https://127.0.0.1:${apiPort}`;
     // etcd starts while openssl makes the certificates; the API server needs both.
@@ -134,8 +159,10 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     }).catch((err: unknown) => this.explain(err, etcd));
     this.mark("etcdHealthy");
 
-    const apiserver = this.spawn("kube-apiserver", this.tc.kubeApiserver, apiserverArgs(apiPort, etcdUrl, pki));
+    const args = apiserverArgs(apiPort, etcdUrl, pki);
+    const apiserver = this.spawn("kube-apiserver", this.tc.kubeApiserver, args);
     const client = new AdminClient(this.server, pki);
+    this.apiserverStart = { args, client };
     // Parsing Istio's large CRD file (half a second) overlaps with the API server's startup.
     const crdsLoaded = loadCrds(this.tc.crdsDir, this.tc.istioCrds);
     crdsLoaded.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled"
@@ -145,14 +172,15 @@ class LocalControlPlane implements ControlPlane, Stoppable {
       { timeoutMs, abort: () => this.deadProcess() },
     ).catch((err: unknown) => this.explain(err, apiserver));
     this.mark("apiserverReady");
+    if (observer) await this.startObserver(observerPort, etcdUrl, pki, timeoutMs);
 
     if (this.profile === "cluster") await this.startClusterComponents(pki);
     const wait = { timeoutMs, abort: () => this.deadProcess() };
     const crds = await crdsLoaded;
     await Promise.all([
-      installCrds(adminKubeConfig(this.kubeconfigPath).makeApiClient(ApiextensionsV1Api), crds, timeoutMs).then(() =>
-        this.mark("crdsEstablished"),
-      ),
+      installCrds(adminKubeConfig(this.kubeconfigPath).makeApiClient(ApiextensionsV1Api), crds, timeoutMs)
+        .then(() => this.mark("crdsEstablished"))
+        .then(() => this.untilObserverServes(crds, timeoutMs)),
       ensureDefaultNamespace(client, timeoutMs),
       this.profile === "cluster"
         ? createFakeNodes(client, FAKE_NODE_COUNT, wait).then((names) => {
@@ -179,6 +207,67 @@ class LocalControlPlane implements ControlPlane, Stoppable {
       );
       this.mark("serviceAccountReady");
     }
+  }
+
+  private async startObserver(port: number, etcdUrl: string, pki: Pki, timeoutMs: number): Promise<void> {
+    const server = `https://127.0.0.1:${port}`;
+    const proc = this.spawn("kube-apiserver-observer", this.tc.kubeApiserver, apiserverArgs(port, etcdUrl, pki));
+    const client = new AdminClient(server, pki);
+    this.observerClient = client;
+    await waitFor(
+      "kube-apiserver (observer): /readyz",
+      async () => ((await client.send("GET", "/readyz", undefined, 2_000)).status === 200 ? true : undefined),
+      { timeoutMs, abort: () => this.deadProcess() },
+    ).catch((err: unknown) => this.explain(err, proc));
+    this.observerKubeconfigPath = join(this.workDir, "kubeconfig-observer");
+    await writeKubeconfig(this.observerKubeconfigPath, {
+      server,
+      caCertFile: pki.caCert,
+      clientCertFile: pki.adminCert,
+      clientKeyFile: pki.adminKey,
+      name: `canaryapp-${this.profile}-observer`,
+      user: "canaryapp-admin",
+    });
+    this.mark("observerReady");
+  }
+
+  /** The observer serves every CRD's objects (it learns of CRDs installed through the first server a bit later). */
+  private async untilObserverServes(crds: V1CustomResourceDefinition[], timeoutMs: number): Promise<void> {
+    const client = this.observerClient;
+    if (client === undefined) return;
+    await Promise.all(
+      crds.map((crd) => {
+        const version = crd.spec.versions.find((v) => v.served)?.name ?? "";
+        const path = `/apis/${crd.spec.group}/${version}/${crd.spec.names.plural}?limit=1`;
+        return waitFor(
+          `kube-apiserver (observer): ${path}`,
+          async () => ((await client.send("GET", path, undefined, 2_000)).status === 200 ? true : undefined),
+          { timeoutMs, abort: () => this.deadProcess() },
+        );
+      }),
+    );
+    this.mark("observerServesCrds");
+  }
+
+  async stopApiServer(): Promise<void> {
+    const running = this.procs.filter((p) => p.name === "kube-apiserver" && p.exitStatus === undefined);
+    await Promise.all(running.map((p) => p.stop(STOP_GRACE_MS)));
+    this.log.info({ stopped: running.length }, "kube-apiserver stopped");
+  }
+
+  async startApiServer(): Promise<void> {
+    const start = this.apiserverStart;
+    if (start === undefined) throw new Error("control plane: kube-apiserver was never started");
+    if (this.procs.some((p) => p.name === "kube-apiserver" && p.exitStatus === undefined)) {
+      throw new Error("control plane: kube-apiserver is already running");
+    }
+    const proc = this.spawn("kube-apiserver", this.tc.kubeApiserver, start.args);
+    await waitFor(
+      "kube-apiserver (restarted): /readyz",
+      async () => ((await start.client.send("GET", "/readyz", undefined, 2_000)).status === 200 ? true : undefined),
+      { timeoutMs: this.timeoutMs, abort: () => (proc.exitStatus !== undefined ? proc.describeExit() : undefined) },
+    );
+    this.log.info({ pid: proc.pid }, "kube-apiserver started again");
   }
 
   private async startClusterComponents(pki: Pki): Promise<void> {
@@ -222,6 +311,11 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     this.phases[phase] = Date.now() - this.bootStarted;
   }
 
+  /** A process that was stopped on purpose and started again (an earlier kube-apiserver). */
+  private replaced(p: ManagedProcess): boolean {
+    return this.procs.some((q) => q !== p && q.name === p.name && this.procs.indexOf(q) > this.procs.indexOf(p));
+  }
+
   private spawn(name: string, binary: string, args: string[]): ManagedProcess {
     // A signal may stop us mid-startup; nothing may be started after that.
     if (this.stopped) throw new Error(`control plane (${this.profile}): stopped during startup`);
@@ -233,7 +327,7 @@ class LocalControlPlane implements ControlPlane, Stoppable {
 
   /** A reason to stop waiting: a component that exited during startup. */
   private deadProcess(): string | undefined {
-    const dead = this.procs.find((p) => p.exitStatus !== undefined);
+    const dead = this.procs.find((p) => p.exitStatus !== undefined && !this.replaced(p));
     return dead ? dead.describeExit() : undefined;
   }
 
@@ -254,7 +348,7 @@ class LocalControlPlane implements ControlPlane, Stoppable {
 
   private async shutdown(opts: StopOptions): Promise<void> {
     // Clients first, then the API server, then etcd: each stops while what it talks to is still there.
-    const servers = ["kube-apiserver", "etcd"];
+    const servers = ["kube-apiserver", "kube-apiserver-observer", "etcd"];
     await Promise.all(this.procs.filter((p) => !servers.includes(p.name)).map((p) => p.stop(STOP_GRACE_MS)));
     for (const name of servers) {
       await Promise.all(this.procs.filter((p) => p.name === name).map((p) => p.stop(STOP_GRACE_MS)));

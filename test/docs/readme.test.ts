@@ -16,6 +16,7 @@ import { existsSync } from "node:fs";
 import { after, describe, test } from "node:test";
 import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
 import { waitFor } from "../../e2e/cluster/wait.js";
+import { INVARIANTS } from "../chaos/invariants.js";
 import { readmeCommands } from "./readme-commands.js";
 
 const root = findRepoRoot();
@@ -33,6 +34,7 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   { command: /^make help$/, by: "here" },
   { command: /^make cluster-up( PROFILE=api\|cluster)?$/, by: "here" },
   { command: /^make bench$/, by: "here" },
+  { command: /^make chaos$/, by: "here" },
   { command: /^node dist\/src\/main\.js --help$/, by: "here" },
   { command: /^kubectl kustomize config\/default \| kubectl apply --server-side -f -$/, by: "here" },
   { command: /^kubectl (patch|get|describe|annotate) canaryapp NAME/, by: "here" },
@@ -271,6 +273,35 @@ describe("README commands", () => {
       assert.ok(!existsSync(workDir), "and removes the work folder");
     });
   }
+
+  test("make chaos prints a report per run, and fails when an invariant is violated (shortened)", async () => {
+    const short = {
+      ...process.env,
+      CHAOS_DURATION: "15",
+      CHAOS_APPS: "3",
+      CHAOS_RESTART_DELAYS: "0",
+      CHAOS_FAILOVER: "false",
+      CHAOS_APISERVER_OUTAGE: "5",
+    };
+    const run = await sh("make chaos", short);
+    show(
+      "make chaos (shortened)",
+      run.stdout
+        .split("\n")
+        .filter((l) => !l.startsWith("# chaos:"))
+        .join("\n"),
+    );
+    const report = run.stdout.slice(run.stdout.lastIndexOf("chaos run: 3 apps"));
+    assert.match(report, /kills \d+, failovers \d+, API-server restarts \d+/, run.stderr);
+    assert.match(report, /waves [1-9]\d*, tests \d+/);
+    const counts = [...report.matchAll(/^ {2}(\w+): (\d+)/gm)].map((m) => [m[1], Number(m[2])] as const);
+    assert.deepEqual(
+      counts.map(([name]) => name),
+      [...INVARIANTS],
+    );
+    const violated = counts.some(([, n]) => n > 0);
+    assert.equal(run.code === 0, !violated, "the exit code says whether an invariant was violated");
+  });
 
   test("make bench prints its figures (BENCH_APPS=20 shortens it)", async () => {
     const run = await sh("make bench", { ...process.env, BENCH_APPS: "20" });

@@ -1,0 +1,343 @@
+/**
+ * The chaos suite: N CanaryApps roll out wave after wave (some images pass their checks, some fail) while the
+ * controller is SIGKILLed and restarted (at once or after a delay), a leader fails over to its standby,
+ * kube-apiserver is stopped and started, and Prometheus goes down or hangs. A recorder follows the world
+ * through a second API server that is never stopped, and the invariant checker replays it in etcd order.
+ */
+import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { startControlPlane, type ControlPlane } from "../../e2e/cluster/index.js";
+import { startPrometheus, type RunningPrometheus } from "../../e2e/prometheus.js";
+import type { CanaryAppSpec } from "../../src/api/types.js";
+import { loadKubeConfig } from "../../src/kube/client.js";
+import { autoRollout, type AutoRollout } from "../support/auto-rollout.js";
+import { startTestExporter, TEST_METRICS, type TestExporter } from "../support/exporter.js";
+import { canaryApps } from "../support/kube.js";
+import { spawnController, type ControllerProcess } from "../support/process.js";
+import { ERRORS_CHECK, TRAFFIC_QUERY, untilScraping } from "../support/rollout-env.js";
+import { startFaultyProxy, type FaultyProxy } from "./faulty-proxy.js";
+import { checkWorld, INVARIANTS, plannedSteps, type AppScript, type CheckResult } from "./invariants.js";
+import { WorldRecorder } from "./world.js";
+
+export type Fault = "kill" | "apiserver" | "prometheusDown" | "prometheusHang";
+
+export interface ChaosOptions {
+  /** Time during which new waves start and faults are made (ms). */
+  durationMs: number;
+  apps: number;
+  /** Every third app (rounded up) fails its checks on odd waves. */
+  failingApps?: number;
+  /** The analysis interval (s). */
+  intervalSeconds: number;
+  /** Delay between a controller's SIGKILL and its restart (ms). */
+  restartDelayMs: number;
+  /** Controller processes (2: leader election, and a kill of the leader is a failover). */
+  replicas: 1 | 2;
+  /** The faults to make, in turn. */
+  faults: readonly Fault[];
+  /** Pause between two faults (ms, drawn between the two). */
+  faultGapMs: [number, number];
+  /** How long kube-apiserver stays down (ms). */
+  apiserverOutageMs: number;
+  /** At most this many API-server restarts (default unbounded). */
+  maxApiserverRestarts?: number;
+  /** How long Prometheus stays down or hanging (ms). */
+  prometheusFaultMs: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosReport {
+  options: ChaosOptions;
+  kills: number;
+  failovers: number;
+  apiserverRestarts: number;
+  prometheusDown: number;
+  prometheusHangs: number;
+  waves: number;
+  apps: number;
+  tests: number;
+  seconds: number;
+  changes: number;
+  rewatches: number;
+  /** Each fault, in ms since the apps were first Healthy. */
+  timeline: string[];
+  check: CheckResult;
+}
+
+const STEP_WEIGHT = 10;
+const MAX_WEIGHT = 50;
+const WAVE_TIMEOUT_MS = 240_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const between = ([low, high]: [number, number]) => low + Math.floor(Math.random() * (high - low + 1));
+
+function imageOf(app: string, tag: string): string {
+  return `registry.example.com/chaos/${app}:${tag}`;
+}
+
+/** Runs one chaos run on its own control plane and returns its report (it asserts nothing itself). */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const log = options.log ?? (() => undefined);
+  const started = Date.now();
+  const cp = await startControlPlane({ profile: "api", observer: true, handleSignals: false });
+  const cleanups: (() => unknown)[] = [() => cp.stop()];
+  try {
+    return await run(cp, options, log, cleanups, started);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
+  }
+}
+
+async function run(
+  cp: ControlPlane,
+  options: ChaosOptions,
+  log: (line: string) => void,
+  cleanups: (() => unknown)[],
+  started: number,
+): Promise<ChaosReport> {
+  if (cp.observerKubeconfigPath === undefined) throw new Error("chaos: the control plane has no observer");
+  const kc = loadKubeConfig(cp.observerKubeconfigPath);
+  const namespace = "chaos";
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+  const recorder = await WorldRecorder.start(kc, namespace);
+  cleanups.push(() => recorder.stop());
+
+  const exporter: TestExporter = await startTestExporter();
+  cleanups.push(() => exporter.stop());
+  const prometheus: RunningPrometheus = await startPrometheus({
+    targets: [exporter.target],
+    scrapeIntervalSeconds: 1,
+    handleSignals: false,
+  });
+  cleanups.push(() => prometheus.stop());
+  await untilScraping(prometheus);
+  const proxy: FaultyProxy = await startFaultyProxy(new URL(prometheus.url).host);
+  cleanups.push(() => proxy.stop());
+  const deployments: AutoRollout = autoRollout(kc, namespace);
+  cleanups.push(() => deployments.stop());
+
+  // The controllers.
+  const controllers = new Map<string, ControllerProcess>();
+  let generation = 0;
+  const flags = [
+    `--kubeconfig=${cp.kubeconfigPath}`,
+    `--namespaces=${namespace}`,
+    ...(options.replicas === 1 ? ["--leader-elect=false"] : [`--lease-namespace=${namespace}`]),
+  ];
+  const startReplica = (slot: string): void => {
+    generation++;
+    controllers.set(slot, spawnController(flags, `${slot}-${generation}`));
+  };
+  const slots = options.replicas === 1 ? ["controller"] : ["replica-a", "replica-b"];
+  for (const slot of slots) startReplica(slot);
+  cleanups.push(() => Promise.all([...controllers.values()].map((c) => c.kill("SIGKILL"))));
+  const coordination = kc.makeApiClient(CoordinationV1Api);
+  const holder = async (): Promise<string | undefined> =>
+    (await coordination.readNamespacedLease({ namespace, name: "canaryapp-controller" }).catch(() => undefined))?.spec
+      ?.holderIdentity ?? undefined;
+
+  // The apps.
+  const failingCount = options.failingApps ?? Math.ceil(options.apps / 3);
+  const scripts: AppScript[] = [];
+  const appsApi = canaryApps(kc, namespace);
+  for (let i = 0; i < options.apps; i++) {
+    const name = `app-${String(i).padStart(2, "0")}`;
+    scripts.push({ name, initialImage: imageOf(name, "w0"), waves: [] });
+    exporter.set(TEST_METRICS.errors, name, 0);
+    exporter.set(TEST_METRICS.requests, name, 1000);
+    const spec: CanaryAppSpec = {
+      image: imageOf(name, "w0"),
+      imageListenPort: 8080,
+      replicas: 1,
+      testReplicas: 1,
+      prometheusURL: proxy.url,
+      prometheus: { timeoutSeconds: 2 },
+      drainSeconds: 1,
+      analysis: {
+        interval: `${options.intervalSeconds}s`,
+        stepWeight: STEP_WEIGHT,
+        maxWeight: MAX_WEIGHT,
+        threshold: 1,
+        metrics: [ERRORS_CHECK],
+        trafficQuery: TRAFFIC_QUERY,
+        // A Prometheus that is down or hangs delays a test; it fails no image.
+        failWhenPrometheusFails: false,
+      },
+    };
+    await appsApi.create({ metadata: { name }, spec });
+  }
+  const failing = (index: number, wave: number) => index >= options.apps - failingCount && wave % 2 === 1;
+
+  const settled = async (wave: number): Promise<boolean> => {
+    const list = await Promise.all(scripts.map((s) => appsApi.get(s.name).catch(() => undefined)));
+    return list.every((app, i) => {
+      const script = scripts[i];
+      if (app === undefined || script === undefined) return false;
+      const want = [...script.waves].reverse().find((w) => w.passes)?.image ?? script.initialImage;
+      const status = app.status;
+      return (
+        (status?.observedGeneration ?? 0) >= (app.metadata.generation ?? 1) &&
+        status?.canary === undefined &&
+        status?.primaryImage === want &&
+        (wave === 0 || script.waves.at(-1)?.image === app.spec.image)
+      );
+    });
+  };
+  const untilSettled = async (wave: number, timeoutMs: number): Promise<boolean> => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (await settled(wave).catch(() => false)) return true;
+      await sleep(500);
+    }
+    return false;
+  };
+  if (!(await untilSettled(0, 120_000))) throw new Error("chaos: the apps did not reach their first image");
+  log(`# chaos: ${options.apps} apps Healthy on their first image after ${Date.now() - started} ms`);
+  const origin = Date.now();
+  const timeline: string[] = [];
+  const mark = (what: string) => {
+    timeline.push(`${Date.now() - origin} ${what}`);
+    log(`# chaos: ${Date.now() - origin} ms: ${what}`);
+  };
+
+  // The faults, until the waves are over.
+  const counts = { kills: 0, failovers: 0, apiserverRestarts: 0, prometheusDown: 0, prometheusHangs: 0 };
+  let wavesOver = false;
+  const faultLoop = (async () => {
+    let turn = 0;
+    while (!wavesOver) {
+      await sleep(between(options.faultGapMs));
+      if (wavesOver || options.faults.length === 0) break;
+      let fault = options.faults[turn++ % options.faults.length] as Fault;
+      if (fault === "apiserver" && counts.apiserverRestarts >= (options.maxApiserverRestarts ?? Infinity)) {
+        fault = "kill";
+      }
+      switch (fault) {
+        case "kill": {
+          const leader = options.replicas === 1 ? `controller-${generation}` : await holder();
+          const slot = [...controllers].find(([, c]) => c.identity === leader)?.[0] ?? slots[0] ?? "controller";
+          const victim = controllers.get(slot);
+          await victim?.kill("SIGKILL");
+          counts.kills++;
+          mark(`killed ${victim?.identity}; restart in ${options.restartDelayMs} ms`);
+          if (options.replicas === 2) {
+            // The standby takes over once the lease expires.
+            const before = victim?.identity;
+            const tookOver = Date.now();
+            while (!wavesOver && Date.now() - tookOver < 40_000) {
+              const now = await holder();
+              if (now !== undefined && now !== before) {
+                counts.failovers++;
+                mark(`${now} took over after ${Date.now() - tookOver} ms`);
+                break;
+              }
+              if (Date.now() - tookOver >= options.restartDelayMs && controllers.get(slot) === victim)
+                startReplica(slot);
+              await sleep(250);
+            }
+          }
+          if (controllers.get(slot) === victim) {
+            await sleep(options.restartDelayMs);
+            startReplica(slot);
+            mark(`started ${controllers.get(slot)?.identity}`);
+          }
+          break;
+        }
+        case "apiserver": {
+          await cp.stopApiServer();
+          mark(`kube-apiserver stopped for ${options.apiserverOutageMs} ms`);
+          await sleep(options.apiserverOutageMs);
+          await cp.startApiServer();
+          mark("kube-apiserver ready again");
+          counts.apiserverRestarts++;
+          break;
+        }
+        case "prometheusDown":
+        case "prometheusHang": {
+          proxy.setMode(fault === "prometheusDown" ? "down" : "hang");
+          mark(`Prometheus ${fault === "prometheusDown" ? "down" : "hanging"} for ${options.prometheusFaultMs} ms`);
+          if (fault === "prometheusDown") counts.prometheusDown++;
+          else counts.prometheusHangs++;
+          await sleep(options.prometheusFaultMs);
+          proxy.setMode("up");
+          mark("Prometheus back");
+          break;
+        }
+      }
+    }
+  })();
+
+  // The waves.
+  let waves = 0;
+  try {
+    while (Date.now() - origin < options.durationMs) {
+      waves++;
+      const tag = `w${waves}`;
+      await Promise.all(
+        scripts.map(async (script, index) => {
+          const passes = !failing(index, waves);
+          exporter.set(TEST_METRICS.errors, script.name, passes ? 0 : 3);
+          script.waves.push({ image: imageOf(script.name, tag), passes });
+          await appsApi.patchSpec(script.name, { image: imageOf(script.name, tag) });
+        }),
+      );
+      const waveStarted = Date.now();
+      mark(`wave ${waves} started`);
+      const ok = await untilSettled(waves, WAVE_TIMEOUT_MS);
+      mark(`wave ${waves} ${ok ? "settled" : "did NOT settle"} in ${Date.now() - waveStarted} ms`);
+      if (!ok) break;
+    }
+  } finally {
+    wavesOver = true;
+    await faultLoop;
+  }
+  proxy.setMode("up");
+  for (const slot of slots) {
+    const c = controllers.get(slot);
+    if (c === undefined || c.child.exitCode !== null || c.child.signalCode !== null) startReplica(slot);
+  }
+  await untilSettled(waves, WAVE_TIMEOUT_MS);
+  // Events are written after the status: give the last ones a moment to arrive.
+  await sleep(3_000);
+  recorder.stop();
+
+  const history = recorder.history();
+  const check = checkWorld(history, scripts, plannedSteps(STEP_WEIGHT, MAX_WEIGHT), recorder.gaps, origin);
+  return {
+    options,
+    ...counts,
+    waves,
+    apps: options.apps,
+    tests: scripts.reduce((n, s) => n + s.waves.length, 0),
+    seconds: Math.round((Date.now() - started) / 1000),
+    changes: history.length,
+    rewatches: recorder.rewatches,
+    timeline,
+    check,
+  };
+}
+
+/** The report as text: the faults made, the work done, and the count for every invariant. */
+export function formatReport(report: ChaosReport): string {
+  const o = report.options;
+  const durations = Object.values(report.check.stepDurations).flat();
+  const intervalMs = o.intervalSeconds * 1000;
+  const short = durations.filter((d) => d < intervalMs).length;
+  const lines = [
+    `chaos run: ${report.apps} apps, ${o.replicas} controller replica(s), interval ${o.intervalSeconds}s, restart delay ${o.restartDelayMs} ms, faults ${o.faults.join(",")}, ${report.seconds} s`,
+    `  kills ${report.kills}, failovers ${report.failovers}, API-server restarts ${report.apiserverRestarts}, Prometheus down ${report.prometheusDown}, Prometheus hanging ${report.prometheusHangs}`,
+    `  waves ${report.waves}, tests ${report.tests}, changes recorded ${report.changes}, rewatches ${report.rewatches}`,
+    ...INVARIANTS.map((name) => {
+      const examples = report.check.examples[name];
+      const skips = name === "routeSequenceEqualsPlan" ? ` (${report.check.skippedStepsOnly} only skipped steps)` : "";
+      return `  ${name}: ${report.check.counts[name]}${skips}${examples.length > 0 ? `  e.g. ${examples.join(" | ")}` : ""}`;
+    }),
+    `  timeline (ms since the apps were first Healthy): ${report.timeline.join("; ")}`,
+    `  steps on the route (by arrival time): ${durations.length}, shortest ${durations.length > 0 ? Math.min(...durations) : "-"} ms, ${short} shorter than the ${intervalMs} ms interval`,
+  ];
+  return lines.join("\n");
+}
+
+/** Violations over every invariant. */
+export function totalViolations(report: ChaosReport): number {
+  return Object.values(report.check.counts).reduce((a, b) => a + b, 0);
+}
