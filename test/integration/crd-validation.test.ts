@@ -152,10 +152,11 @@ describe("CanaryApp API validation", () => {
   test("the seed manifest is accepted unchanged apart from apiVersion, and gets the schema's defaults", async () => {
     const created = await apps.create({ metadata: { name: "canaryapp-sample" }, spec: seedSpec });
     assert.deepEqual(
-      { ...created.spec, analysis: undefined, service: undefined, drainSeconds: undefined },
-      { ...seedSpec, analysis: undefined, service: undefined, drainSeconds: undefined },
+      { ...created.spec, analysis: undefined, service: undefined, drainSeconds: undefined, scaling: undefined },
+      { ...seedSpec, analysis: undefined, service: undefined, drainSeconds: undefined, scaling: undefined },
     );
     assert.equal(created.spec.drainSeconds, DEFAULTS.drainSeconds);
+    assert.equal(created.spec.scaling, DEFAULTS.scaling);
     // The schema's defaults and the controller's (src/api/defaults.ts) must be the same values.
     const { interval, stepWeight, maxWeight, threshold, progressDeadlineSeconds } = DEFAULTS;
     const { failWhenPrometheusFails, manualPromotion } = DEFAULTS;
