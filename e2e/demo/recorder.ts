@@ -9,8 +9,8 @@ import type { CanaryApp, Track } from "../../src/api/types.js";
 import { GROUP, LABELS, MANAGED_BY_VALUE, PLURAL, VERSION } from "../../src/api/types.js";
 import { createInformer, type Informer, type ObjectList } from "../../src/controller/informer.js";
 import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
-import { ISTIO_NETWORKING } from "../../src/resources/istio.js";
-import { childNames } from "../../src/resources/meta.js";
+import { ISTIO_NETWORKING } from "../../src/router/istio.js";
+import { childNames } from "../../src/api/meta.js";
 import { readIstioWeights } from "../../src/router/istio.js";
 
 /** A value with the time (Date.now()) it was seen. */

@@ -3,8 +3,8 @@ import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import type { CanaryApp } from "../api/types.js";
 import { GROUP, LABELS, PLURAL, VERSION } from "../api/types.js";
 import { createClients, loadKubeConfig, type KubeClients } from "../kube/client.js";
-import { childNames } from "../resources/meta.js";
-import { ISTIO_NETWORKING } from "../resources/istio.js";
+import { childNames } from "../api/meta.js";
+import { ISTIO_NETWORKING } from "../router/istio.js";
 import type { AnnotationPatch } from "./controls.js";
 import type { Snapshot, VirtualServiceView } from "./view.js";
 
