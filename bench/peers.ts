@@ -9,9 +9,8 @@
  * bench/results/peers-<date>.json). `--dry-run` prints the work and the objects of one app, and starts nothing.
  */
 import { readFileSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { availableParallelism } from "node:os";
-import { dirname, join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import pLimit from "p-limit";
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { findRepoRoot } from "../e2e/cluster/toolchain.js";
@@ -19,6 +18,7 @@ import { startPrometheus } from "../e2e/prometheus.js";
 import { loadKubeConfig } from "../src/kube/client.js";
 import { createTestNamespace } from "../test/support/kube.js";
 import { canaryapp } from "./peers/canaryapp.js";
+import { machine, resultsPath, writeResults } from "./results.js";
 import { flagger, flaggerBuilt, flaggerFiles } from "./peers/flagger.js";
 import { sleep, type Peer, type PeerContext, type Work } from "./peers/peer.js";
 import { appOf, startCountingProxy } from "./peers/proxy.js";
@@ -69,6 +69,15 @@ if (process.argv.includes("--dry-run")) {
   process.exit(0);
 }
 
+const defaultWork =
+  peers.length === 2 &&
+  work.apps === DEFAULT_WORK.apps &&
+  work.intervalSeconds === DEFAULT_WORK.intervalSeconds &&
+  process.env["BENCH_PEERS_JSON"] === undefined;
+const readmePath = join(root, "README.md");
+// Fail before the long run, not after it, when the README has lost its block.
+if (defaultWork) replaceBetweenMarkers(await readFile(readmePath, "utf8"), "");
+
 const controlPlane = await startControlPlane({ profile: "cluster" });
 console.log(`control plane (cluster profile) ready in ${(controlPlane.startupMs / 1000).toFixed(1)} s`);
 const prometheus = await startPrometheus({ targets: [] });
@@ -84,7 +93,7 @@ try {
 const result: PeersResult = {
   date: new Date().toISOString(),
   work: { ...work, rollouts },
-  machine: { cpus: availableParallelism(), node: process.version },
+  machine: machine(),
   peers: figures,
 };
 console.log("");
@@ -102,19 +111,11 @@ for (const p of figures) {
     `${p.label}: requests during the rollouts that name no one app (lists, watches): ${p.sharedRequestsDuringRollouts}`,
   );
 }
-const jsonPath =
-  process.env["BENCH_PEERS_JSON"] ?? join(root, "bench", "results", `peers-${result.date.slice(0, 10)}.json`);
-await mkdir(dirname(jsonPath), { recursive: true });
-await writeFile(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+const jsonPath = resultsPath("peers", result.date, "BENCH_PEERS_JSON");
+await writeResults(jsonPath, result);
 console.log(`figures written to ${jsonPath}`);
-const defaultWork =
-  peers.length === 2 &&
-  work.apps === DEFAULT_WORK.apps &&
-  work.intervalSeconds === DEFAULT_WORK.intervalSeconds &&
-  process.env["BENCH_PEERS_JSON"] === undefined;
 if (defaultWork) {
-  const readme = join(root, "README.md");
-  await writeFile(readme, replaceBetweenMarkers(await readFile(readme, "utf8"), readmeBlock(result)));
+  await writeFile(readmePath, replaceBetweenMarkers(await readFile(readmePath, "utf8"), readmeBlock(result)));
   console.log('README.md: the table of "Compared with Flagger" rewritten');
 } else {
   console.log("README.md left alone (its table is measured with the default work and both peers)");
@@ -129,6 +130,7 @@ async function measure(peer: Peer): Promise<PeerFigures> {
   );
   const ctx: PeerContext = {
     admin,
+    adminKubeconfig: controlPlane.kubeconfigPath,
     controllerKubeconfig: proxy.kubeconfigPath,
     namespace,
     prometheusUrl: prometheus.url,

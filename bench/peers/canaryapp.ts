@@ -74,19 +74,17 @@ export const canaryapp: Peer = {
   },
 
   changeImage: async (ctx, app, image) => {
-    await ctx.admin
-      .makeApiClient(CustomObjectsApi)
-      .patchNamespacedCustomObject(
-        {
-          group: GROUP,
-          version: VERSION,
-          plural: PLURAL,
-          namespace: ctx.namespace,
-          name: app,
-          body: { spec: { image } },
-        },
-        MERGE_PATCH,
-      );
+    await ctx.admin.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: ctx.namespace,
+        name: app,
+        body: { spec: { image } },
+      },
+      MERGE_PATCH,
+    );
   },
 
   atRest: (view, namespace, app, image) => {

@@ -1,18 +1,17 @@
+import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  ApiextensionsV1Api,
-  AppsV1Api,
-  CustomObjectsApi,
-  loadAllYaml,
-  type V1CustomResourceDefinition,
-  type V1Deployment,
-} from "@kubernetes/client-node";
-import { installCrds } from "../../e2e/cluster/crds.js";
+import { promisify } from "node:util";
+import { AppsV1Api, CustomObjectsApi, type V1Deployment } from "@kubernetes/client-node";
 import { ManagedProcess } from "../../e2e/cluster/managed-process.js";
 import { freePorts } from "../../e2e/cluster/ports.js";
-import { cacheDir, findRepoRoot, parseEnvFile, PrerequisiteError } from "../../e2e/cluster/toolchain.js";
+import {
+  cacheDir,
+  findRepoRoot,
+  parseEnvFile,
+  PrerequisiteError,
+  resolveToolchain,
+} from "../../e2e/cluster/toolchain.js";
 import { MERGE_PATCH } from "../../test/support/kube.js";
 import { deploymentOf, routeWeights, sleep, type Peer, type PeerContext } from "./peer.js";
 
@@ -30,6 +29,8 @@ export function flaggerBuilt(): boolean {
   const { binary, crds } = flaggerFiles();
   return existsSync(binary) && existsSync(crds);
 }
+
+const run = promisify(execFile);
 
 /** Flagger schedules each canary at its analysis interval, but never more often than every 10 s. */
 const FLAGGER_MIN_INTERVAL_SECONDS = 10;
@@ -89,19 +90,13 @@ export const flagger: Peer = {
     },
   ],
 
-  /** The namespace's MetricTemplate (shared by every app), and Flagger's CRDs when the cluster lacks them. */
+  /** Flagger's CRDs (kubectl: js-yaml rejects the file's folded quoted strings), and the namespace's MetricTemplate. */
   prepare: async (ctx) => {
     const { crds } = flaggerFiles();
-    const api = ctx.admin.makeApiClient(ApiextensionsV1Api);
-    const all = (loadAllYaml(await readFile(crds, "utf8")) as V1CustomResourceDefinition[]).filter(
-      (d) => d.kind === "CustomResourceDefinition",
-    );
-    const present = new Set((await api.listCustomResourceDefinition()).items.map((c) => c.metadata?.name));
-    await installCrds(
-      api,
-      all.filter((c) => !present.has(c.metadata?.name)),
-      60_000,
-    );
+    const kubectl = resolveToolchain().kubectl;
+    const env = { ...process.env, KUBECONFIG: ctx.adminKubeconfig };
+    await run(kubectl, ["apply", "--server-side", "-f", crds], { env });
+    await run(kubectl, ["wait", "--for=condition=Established", "--timeout=60s", "-f", crds], { env });
     await ctx.admin.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
       ...FLAGGER,
       plural: "metrictemplates",
@@ -139,7 +134,8 @@ export const flagger: Peer = {
         throw new Error(`flagger: not ready within 60 s; its log: ${logPath}`);
       }
       if (process.exitStatus !== undefined) throw new Error(`flagger exited: ${process.describeExit()}`);
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      // Flagger serves /healthz once its caches synced (it starts its HTTP server after that).
+      const ready = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
       if (ready?.ok === true) break;
       await sleep(100);
     }

@@ -15,6 +15,7 @@ export interface Work {
 export interface PeerContext {
   /** Admin credentials, for the benchmark's own reads and writes. */
   admin: KubeConfig;
+  adminKubeconfig: string;
   /** The kubeconfig the controller is given: the counting proxy's. */
   controllerKubeconfig: string;
   namespace: string;

@@ -51,10 +51,10 @@ export function range(values: readonly number[]): Range | undefined {
   return { min: sorted[0] ?? 0, median, max: sorted.at(-1) ?? 0 };
 }
 
-/** `1.2 s`, or `0.02–0.2 s` for a spread; the digits shown follow the size of the number. */
+/** `1.2 s`, or `0.02–0.20 s` for a spread: hundredths under a second, tenths above. */
 function seconds(r: Range | undefined): string {
   if (r === undefined) return "–";
-  const f = (v: number) => (v < 1 ? v.toFixed(2) : v < 10 ? v.toFixed(1) : v.toFixed(0));
+  const f = (v: number) => v.toFixed(v < 1 ? 2 : 1);
   return f(r.min) === f(r.max) ? `${f(r.min)} s` : `${f(r.min)}–${f(r.max)} s`;
 }
 
