@@ -104,7 +104,7 @@ bench: build ## Run the benchmarks (figures also written as JSON: bench/results/
 .PHONY: bench-peers
 # BENCH_PEERS_ONLY=canaryapp runs our half alone, without building Flagger.
 bench-peers: build ## canaryapp and Flagger side by side on one local cluster (builds Flagger the first time)
-	if [ "$${BENCH_PEERS_ONLY:-}" != canaryapp ]; then e2e/toolchain/build-control-plane.sh flagger; fi
+	@if [ "$${BENCH_PEERS_ONLY:-}" != canaryapp ]; then e2e/toolchain/build-control-plane.sh flagger; fi
 	node dist/bench/peers.js $(ARGS)
 
 ##@ Run

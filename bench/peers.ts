@@ -45,7 +45,8 @@ const work: Work = {
 };
 const rollouts = Math.min(env("BENCH_PEERS_ROLLOUTS", 3), work.apps);
 const restSeconds = env("BENCH_PEERS_REST_SECONDS", 60);
-const only = process.env["BENCH_PEERS_ONLY"];
+const onlyEnv = process.env["BENCH_PEERS_ONLY"];
+const only = onlyEnv === "" ? undefined : onlyEnv;
 if (only !== undefined && only !== "canaryapp" && only !== "flagger") {
   throw new Error(`BENCH_PEERS_ONLY=${only}: canaryapp or flagger`);
 }
@@ -170,7 +171,9 @@ async function measure(peer: Peer): Promise<PeerFigures> {
     const rolloutStart = Date.now();
     const timeoutMs = ((steps + 8) * interval + 120) * 1000;
     const results = await Promise.all(
-      rolled.map(async (app): Promise<RolloutFigures> => {
+      rolled.map(async (app, i): Promise<RolloutFigures> => {
+        // Spread over one interval: a controller that works on a timer (Flagger) is caught at different phases.
+        await sleep((i * interval * 1000) / rolled.length);
         const v2 = image(app, "v2");
         await peer.changeImage(ctx, app, v2);
         const at = Date.now();
