@@ -66,6 +66,10 @@ chart: ## Copy crds/canaryapp.yaml into the Helm chart (charts/canaryapp/crds), 
 dashboard: build ## Generate the Grafana dashboard (config/grafana, and the chart's copy) from tools/grafana
 	node dist/tools/grafana/generate.js
 
+.PHONY: flagger
+flagger: ## Build the pinned Flagger (the peer of `make bench-peers`) from its Go module into the cache
+	e2e/toolchain/build-control-plane.sh flagger
+
 .PHONY: helm
 helm: ## Build the pinned helm from its Go module into the cache (also part of `make toolchain`)
 	e2e/toolchain/build-control-plane.sh helm
@@ -94,12 +98,18 @@ test-docs: build ## Run every command README.md gives (make demo included), verb
 	npm run --silent test:docs
 
 .PHONY: bench
-bench: build ## Run the benchmarks (BENCH_CHAOS=1 adds the chaos runs of `make chaos`)
+bench: build ## Run the benchmarks (figures also written as JSON: bench/results/, or BENCH_JSON; BENCH_CHAOS=1 adds the chaos runs)
 	node --expose-gc dist/bench/run.js
 
 .PHONY: chaos
 chaos: build ## Chaos runs (kills with restart delays 0/3/20 s, failover, API-server outage, Prometheus faults)
 	node dist/test/chaos/main.js $(ARGS)
+
+.PHONY: bench-peers
+# BENCH_PEERS_ONLY=canaryapp runs our half alone, without building Flagger.
+bench-peers: build ## canaryapp and Flagger side by side on one local cluster (builds Flagger the first time)
+	@if [ "$${BENCH_PEERS_ONLY:-}" != canaryapp ]; then e2e/toolchain/build-control-plane.sh flagger; fi
+	node dist/bench/peers.js $(ARGS)
 
 ##@ Run
 

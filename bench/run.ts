@@ -1,31 +1,51 @@
 /**
- * `make bench`: measured figures, printed as a table. Nothing here asserts a time; the numbers go into
- * the notes and are compared by people across changes.
+ * `make bench`: measured figures, printed as a table and written as JSON (BENCH_JSON, else
+ * bench/results/bench-<date>.json). Nothing here asserts a time; the numbers go into the notes and are
+ * compared by people across changes.
  */
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { chaosRuns } from "../test/chaos/runs.js";
-import { formatReport, runChaos } from "../test/chaos/suite.js";
+import { formatReport, runChaos, type ChaosReport } from "../test/chaos/suite.js";
 import { benchPlanner } from "./planner.js";
-import { benchCapacity } from "./capacity.js";
-import { benchRollout } from "./rollout.js";
-import { benchScale } from "./scale.js";
+import { benchCapacity, type CapacityLatency } from "./capacity.js";
+import { machine, resultsPath, writeResults } from "./results.js";
+import { benchRollout, type RolloutLatency } from "./rollout.js";
+import { benchScale, type ScaleResult } from "./scale.js";
 
 const apps = Number(process.env["BENCH_APPS"] ?? 200);
 
+const date = new Date().toISOString();
+/** Every figure printed below, as measured (milliseconds and seconds as the names say). */
+const figures: {
+  date: string;
+  machine: ReturnType<typeof machine>;
+  apps: number;
+  planner?: ReturnType<typeof benchPlanner>;
+  controlPlaneStartupMs?: number;
+  rollout?: RolloutLatency;
+  capacity?: CapacityLatency;
+  scale?: ScaleResult;
+  chaos?: ChaosReport[];
+} = { date, machine: machine(), apps };
+
 const planner = benchPlanner();
+figures.planner = planner;
 console.log(`planner: ${planner.plansPerSecond} plans/s (${planner.microsPerPlan.toFixed(1)} µs per plan)`);
 
 const controlPlane = await startControlPlane({ profile: "api" });
+figures.controlPlaneStartupMs = controlPlane.startupMs;
 console.log(`control plane (api profile) ready in ${(controlPlane.startupMs / 1000).toFixed(1)} s`);
 try {
   // The rollout helpers read the control plane from the environment, as the tests do.
   process.env["KUBECONFIG"] = controlPlane.kubeconfigPath;
   const rollout = await benchRollout();
+  figures.rollout = rollout;
   const ms = (s: { n: number; median: number; max: number }) => `median ${s.median} ms, max ${s.max} ms (n=${s.n})`;
   console.log(`rollout: spec.image patch → secondary Deployment created: ${ms(rollout.patchToSecondaryMs)}`);
   console.log(`rollout: time per step beyond the ${rollout.intervalMs / 1000} s interval: ${ms(rollout.stepExtraMs)}`);
 
   const capacity = await benchCapacity();
+  figures.capacity = capacity;
   for (const mode of ["fixed", "weighted"] as const) {
     console.log(
       `capacity (scaling: ${mode}, 10 replicas, steps 10/30/50 %): spec.image patch → first weight: ${ms(capacity.patchToFirstWeightMs[mode])}; → Healthy: ${ms(capacity.patchToHealthyMs[mode])}`,
@@ -33,6 +53,7 @@ try {
   }
 
   const scale = await benchScale(controlPlane.kubeconfigPath, apps);
+  figures.scale = scale;
   console.log(`scale: ${scale.apps} CanaryApps → all children in ${scale.secondsToAllChildren.toFixed(1)} s`);
   console.log(
     `scale: ${scale.writesWhileCreating} API writes to converge (${(scale.writesWhileCreating / scale.apps).toFixed(1)} per app)`,
@@ -51,5 +72,15 @@ try {
 
 // Optional: the chaos runs of `make chaos` (several minutes each), with their reports.
 if (process.env["BENCH_CHAOS"] === "1") {
-  for (const options of chaosRuns(process.env)) console.log(formatReport(await runChaos(options)));
+  const reports = [];
+  for (const options of chaosRuns(process.env)) {
+    const report = await runChaos(options);
+    reports.push(report);
+    console.log(formatReport(report));
+  }
+  figures.chaos = reports;
 }
+
+const jsonPath = resultsPath("bench", date, "BENCH_JSON");
+await writeResults(jsonPath, figures);
+console.log(`figures written to ${jsonPath}`);

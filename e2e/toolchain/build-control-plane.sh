@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok and helm from Go modules
 # into a per-version cache folder, and fetches Istio's CRDs from the istio.io/api module.
+# `flagger` (the peer `make bench-peers` compares with) is built only when asked: not part of `all`.
 # Idempotent: a version already built is not built again (a no-op run takes milliseconds).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -87,6 +88,19 @@ build_helm() {
   rm -rf "$out"; mv "$out.tmp" "$out"
 }
 
+# Flagger, the peer of `make bench-peers`; its CRDs come from the same module (artifacts/flagger/crd.yaml).
+build_flagger() {
+  local out=$cache/flagger-v$FLAGGER_VERSION
+  [ -x "$out/flagger" ] && [ -s "$out/crd.yaml" ] && return
+  log "building Flagger v$FLAGGER_VERSION (first time only; minutes)"
+  mkdir -p "$out.tmp"
+  GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w" "github.com/fluxcd/flagger/cmd/flagger@v$FLAGGER_VERSION"
+  local dir; dir=$(go mod download -json "github.com/fluxcd/flagger@v$FLAGGER_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  cp "$dir/artifacts/flagger/crd.yaml" "$out.tmp/crd.yaml"
+  chmod u+w "$out.tmp/crd.yaml"
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
 fetch_istio_crds() {
   local out=$cache/istio-api-v$ISTIO_API_VERSION
   [ -s "$out/crds.yaml" ] && return
@@ -104,6 +118,7 @@ case "$what" in
   kwok) build_kwok ;;
   istio) fetch_istio_crds ;;
   helm) build_helm ;;
+  flagger) build_flagger ;;
   all) fetch_istio_crds; build_etcd; build_kwok; build_kubernetes; build_helm ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|helm]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|helm|flagger]" >&2; exit 2 ;;
 esac

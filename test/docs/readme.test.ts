@@ -35,6 +35,7 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   { command: /^make cluster-up( PROFILE=api\|cluster)?$/, by: "here" },
   { command: /^make bench$/, by: "here" },
   { command: /^make chaos$/, by: "here" },
+  { command: /^make bench-peers$/, by: "here" },
   { command: /^node dist\/src\/main\.js --help$/, by: "here" },
   { command: /^kubectl kustomize config\/default \| kubectl apply --server-side -f -$/, by: "here" },
   { command: /^kubectl (patch|get|describe|annotate) canaryapp NAME/, by: "here" },
@@ -304,11 +305,71 @@ describe("README commands", () => {
   });
 
   test("make bench prints its figures (BENCH_APPS=20 shortens it)", async () => {
-    const run = await sh("make bench", { ...process.env, BENCH_APPS: "20" });
+    const json = join(await mkdtemp(join(tmpdir(), "canaryapp-bench-")), "bench.json");
+    const run = await sh("make bench", { ...process.env, BENCH_APPS: "20", BENCH_JSON: json });
     show("make bench (BENCH_APPS=20)", run.stdout);
     assert.equal(run.code, 0, run.stderr);
     for (const figure of ["planner:", "rollout:", "scale: 20 CanaryApps"])
       assert.ok(run.stdout.includes(figure), figure);
+    // Every printed figure is in the JSON too.
+    const written = JSON.parse(await readFile(json, "utf8")) as {
+      planner?: { plansPerSecond?: number };
+      rollout?: { patchToSecondaryMs?: { n?: number } };
+      scale?: { apps?: number; rssMiB?: number; restart?: { writes?: number } };
+    };
+    assert.ok((written.planner?.plansPerSecond ?? 0) > 0);
+    assert.ok((written.rollout?.patchToSecondaryMs?.n ?? 0) > 0);
+    assert.equal(written.scale?.apps, 20);
+    assert.ok((written.scale?.rssMiB ?? 0) > 0 && written.scale?.restart?.writes !== undefined);
+  });
+
+  /**
+   * A tiny run (2 apps, 2 s interval, one rollout): both controllers when Flagger is already built (Flagger's own
+   * 10 s floor makes its half about two minutes); else canaryapp's half alone, with Flagger's plan from
+   * --dry-run, since building Flagger takes minutes CI should not spend. The README's table is left alone.
+   */
+  test("make bench-peers measures each controller on the same work (tiny work shortens it)", async () => {
+    const { flaggerBuilt } = await import("../../bench/peers/flagger.js");
+    const both = flaggerBuilt();
+    const json = join(await mkdtemp(join(tmpdir(), "canaryapp-bench-peers-")), "peers.json");
+    const small = {
+      BENCH_PEERS_APPS: "2",
+      BENCH_PEERS_INTERVAL: "2",
+      BENCH_PEERS_ROLLOUTS: "1",
+      BENCH_PEERS_REST_SECONDS: "5",
+      BENCH_PEERS_JSON: json,
+      ...(both ? {} : { BENCH_PEERS_ONLY: "canaryapp" }),
+    };
+    const run = await sh("make bench-peers", { ...process.env, ...small });
+    show(`make bench-peers (${both ? "both" : "canaryapp only: Flagger not built"})`, run.stdout);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /\| image patch → first weight \|/);
+    const written = JSON.parse(await readFile(json, "utf8")) as {
+      peers: {
+        label: string;
+        intervalSeconds: number;
+        steps: number;
+        rssMiB: number;
+        rollouts: { fullSeconds: number }[];
+      }[];
+    };
+    assert.deepEqual(
+      written.peers.map((p) => p.label.split(" ")[0]),
+      both ? ["canaryapp", "Flagger"] : ["canaryapp"],
+    );
+    for (const peer of written.peers) {
+      assert.equal(peer.rollouts.length, 1);
+      // No rollout is faster than its steps.
+      assert.ok((peer.rollouts[0]?.fullSeconds ?? 0) >= peer.steps * peer.intervalSeconds, JSON.stringify(peer));
+      assert.ok(peer.rssMiB > 0);
+    }
+    assert.equal(await readFile(join(root, "README.md"), "utf8"), README, "a tiny run leaves the README's table alone");
+    if (!both) {
+      const plan = await sh("node dist/bench/peers.js --dry-run", { ...process.env, ...small, BENCH_PEERS_ONLY: "" });
+      assert.equal(plan.code, 0, plan.stderr);
+      for (const kind of ['"kind": "CanaryApp"', '"kind": "Deployment"', '"kind": "Canary"'])
+        assert.ok(plan.stdout.includes(kind), kind);
+    }
   });
 });
 
