@@ -36,7 +36,8 @@ export interface ClusterWriter {
    */
   replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<string | undefined>;
   /** Remove metadata annotations from the app. */
-  removeAnnotations(app: CanaryApp, keys: string[]): Promise<void>;
+  /** Removes the annotations; returns the app's new resourceVersion. */
+  removeAnnotations(app: CanaryApp, keys: string[]): Promise<string | undefined>;
   /** Read an object the caches do not hold (one not labelled as ours); undefined when it does not exist. */
   read(ref: ChildRef): Promise<ExistingObject | undefined>;
 }

@@ -123,6 +123,9 @@ export class CanaryReconciler {
       plan = planning.complete(results);
     }
     await this.record(app, plan, key, log, now);
+    // The requests this plan answered are on record in status now: they are consumed before the world is
+    // changed, so a GitOps tool sees no drift for longer than the status write takes.
+    if (plan.removeAnnotations.length > 0) await this.consumed(app, plan.removeAnnotations);
     const rejection = await this.actOrRejection(app, planning.spec, plan, log);
     await this.persist(
       app,
@@ -141,7 +144,6 @@ export class CanaryReconciler {
       await this.emit(app, { type: "Warning", reason: rejection.reason, message: rejection.message }, log);
       return this.finish(app, rejection.reason === "ChildNotOwned" ? NOT_OWNED_RECHECK_SECONDS : undefined);
     }
-    if (plan.removeAnnotations.length > 0) await this.deps.writer.removeAnnotations(app, plan.removeAnnotations);
     return this.finish(app, plan.requeueAfterSeconds);
   }
 
@@ -233,6 +235,14 @@ export class CanaryReconciler {
     this.deps.notices?.deliveries.deliver(`${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`, app);
     this.deps.observer.appObserved(app, app.status ?? {});
     return requeueAfterSeconds === undefined ? {} : { requeueAfterMs: requeueAfterSeconds * 1000 };
+  }
+
+  /** Removes the answered requests' annotations, and keeps `app` current (annotations, resourceVersion). */
+  private async consumed(app: CanaryApp, keys: string[]): Promise<void> {
+    const resourceVersion = await this.deps.writer.removeAnnotations(app, keys);
+    const annotations = app.metadata.annotations;
+    if (annotations !== undefined) for (const key of keys) delete annotations[key];
+    if (resourceVersion !== undefined) app.metadata.resourceVersion = resourceVersion;
   }
 
   /** Writes `status` if it differs from the app's, and keeps `app` current (status, resourceVersion). */

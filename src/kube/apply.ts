@@ -132,11 +132,11 @@ export async function patchMetadataAnnotations(
   ref: ObjectRef,
   annotations: Record<string, string | null>,
   options: { resourceVersion?: string } = {},
-): Promise<void> {
+): Promise<string | undefined> {
   const metadata: Record<string, unknown> = { name: ref.name, namespace: ref.namespace, annotations };
   if (options.resourceVersion !== undefined) metadata.resourceVersion = options.resourceVersion;
   try {
-    await api.patch(
+    const patched = await api.patch(
       { apiVersion: ref.apiVersion, kind: ref.kind, metadata },
       undefined,
       undefined,
@@ -144,6 +144,8 @@ export async function patchMetadataAnnotations(
       undefined,
       PatchStrategy.MergePatch,
     );
+    const resourceVersion: unknown = patched.metadata?.resourceVersion;
+    return typeof resourceVersion === "string" ? resourceVersion : undefined;
   } catch (error) {
     throw toError(error, `${describeRef(ref)}: annotate`);
   }

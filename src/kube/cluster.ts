@@ -74,10 +74,10 @@ export function clusterWriter(clients: KubeClients, wrote: WriteObserver, took?:
         throw toError(error, `${ref.kind} ${ref.namespace ?? ""}/${ref.name}: read`);
       }
     },
-    async removeAnnotations(app: CanaryApp, keys: string[]): Promise<void> {
+    async removeAnnotations(app: CanaryApp, keys: string[]): Promise<string | undefined> {
       wrote(KIND, "annotate");
       const { name = "", namespace } = app.metadata;
-      await timed(took, KIND, "annotate", () =>
+      return await timed(took, KIND, "annotate", () =>
         patchMetadataAnnotations(
           clients.objects,
           { apiVersion: API_VERSION, kind: KIND, name, namespace },

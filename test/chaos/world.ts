@@ -8,7 +8,7 @@ import {
 } from "@kubernetes/client-node";
 import { GROUP, PLURAL, VERSION, type CanaryApp } from "../../src/api/types.js";
 import { StreamWatch } from "../../src/kube/watch.js";
-import { ISTIO_NETWORKING } from "../../src/router/istio.js";
+import { ISTIO_NETWORKING, destinationTrack } from "../../src/router/istio.js";
 import { fetch } from "undici";
 
 /** The kinds the chaos checker follows. */
@@ -35,7 +35,7 @@ export interface DeploymentPoint {
 
 export interface RoutePoint {
   name: string;
-  /** Per HTTP route of the VirtualService, its destinations' [subset, weight]. */
+  /** Per HTTP route of the VirtualService, its destinations' [track, weight] (by host or by subset). */
   routes: [string, number][][];
 }
 
@@ -92,7 +92,7 @@ function deploymentPoint(raw: unknown): DeploymentPoint {
 
 interface VirtualServiceRaw {
   metadata?: { name?: string };
-  spec?: { http?: { route?: { destination?: { subset?: string }; weight?: number }[] }[] };
+  spec?: { http?: { route?: { destination?: { host?: string; subset?: string }; weight?: number }[] }[] };
 }
 
 function routePoint(raw: unknown): RoutePoint {
@@ -100,7 +100,7 @@ function routePoint(raw: unknown): RoutePoint {
   return {
     name: o.metadata?.name ?? "",
     routes: (o.spec?.http ?? []).map((h) =>
-      (h.route ?? []).map((r): [string, number] => [r.destination?.subset ?? "", r.weight ?? 0]),
+      (h.route ?? []).map((r): [string, number] => [destinationTrack(r.destination) ?? "", r.weight ?? 0]),
     ),
   };
 }
