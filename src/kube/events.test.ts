@@ -58,7 +58,7 @@ describe("EventRecorder", () => {
     const recorder = new EventRecorder({ client, log: pino({ level: "silent" }), instance: "pod-1" });
     const handler = server.handler;
     server.handler = (req: RecordedRequest) => {
-      const name = ((req.body as { metadata?: { name?: string } } | undefined)?.metadata?.name ?? "") as string;
+      const name = (req.body as { metadata?: { name?: string } } | undefined)?.metadata?.name ?? "";
       if (req.method === "POST" && events.has(name))
         return status(409, "AlreadyExists", `events "${name}" already exists`);
       return handler?.(req);
