@@ -315,6 +315,21 @@ export interface CanaryAppStatus {
   failedImages?: FailedImage[];
   /** The notifications of this app not yet delivered (its outbox), when it has somewhere to send them. */
   notifications?: NotificationOutbox;
+  /**
+   * The Events of the last transition that called for any, numbered; `pending` until they are known to exist
+   * (a controller killed before telling them leaves them for the next one, ADR 0001).
+   */
+  lastEvents?: TransitionEvents;
+}
+
+/** The Events a status transition calls for, recorded with it (see CanaryAppStatus.lastEvents). */
+export interface TransitionEvents {
+  /** The transition's number: 1 for the app's first, then one more each time. */
+  seq: number;
+  /** When it was decided. */
+  at: string;
+  /** Its Events, while they may not exist yet. */
+  pending?: { type: "Normal" | "Warning"; reason: string; message: string }[];
 }
 
 /**

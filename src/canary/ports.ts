@@ -44,6 +44,8 @@ export interface ClusterWriter {
 
 export interface EventSink {
   record(app: CanaryApp, event: PlannedEvent): Promise<void>;
+  /** Creates the Event named `name` unless it exists; resolves to whether it exists afterwards. */
+  tell(app: CanaryApp, event: PlannedEvent, name: string): Promise<boolean>;
 }
 
 /** What the reconciler reports for metrics, after every reconcile of a live app and once when it is gone. */

@@ -20,6 +20,7 @@ import { withNotices } from "../notify/outbox.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
 import type { AnalysisRuns } from "./analysis-runs.js";
 import { observe } from "./observe.js";
+import { stale, toTell, told, withTransition } from "./told-events.js";
 import type { Caches, ClusterWriter, EventSink, ReconcileObserver } from "./ports.js";
 import { childCache } from "./ports.js";
 
@@ -111,7 +112,7 @@ export class CanaryReconciler {
       now,
     });
     if (planning.kind === "invalid") {
-      await this.record(app, planning.plan, key, log, now);
+      if (await this.record(app, planning.plan, key, log, now)) await this.persist(app, told(app.status ?? {}), key);
       return this.finish(app);
     }
     let plan: Plan;
@@ -122,20 +123,15 @@ export class CanaryReconciler {
       if (results === undefined) return this.finish(app);
       plan = planning.complete(results);
     }
-    await this.record(app, plan, key, log, now);
+    const toldAll = await this.record(app, plan, key, log, now);
     // The requests this plan answered are on record in status now: they are consumed before the world is
     // changed, so a GitOps tool sees no drift for longer than the status write takes.
     if (plan.removeAnnotations.length > 0) await this.consumed(app, plan.removeAnnotations);
     const rejection = await this.actOrRejection(app, planning.spec, plan, log);
+    const applied = childrenApplied(app.status ?? {}, rejection?.message, now);
     await this.persist(
       app,
-      this.noticed(
-        app,
-        childrenApplied(app.status ?? {}, rejection?.message, now),
-        now,
-        [],
-        this.newRejection(app, rejection),
-      ),
+      this.noticed(app, toldAll ? told(applied) : applied, now, [], this.newRejection(app, rejection)),
       key,
     );
     if (rejection !== undefined) {
@@ -185,16 +181,51 @@ export class CanaryReconciler {
     return state.results;
   }
 
-  /** Persists the planned status, then tells its Events: the decision is on record before anyone hears of it. */
+  /**
+   * Persists the planned status with its Events (status.lastEvents), then tells them: the decision is on
+   * record before anyone hears of it, and a controller killed in between leaves them for the next reconcile.
+   * Resolves to whether the recorded Events all exist now (the next status write then marks them told).
+   */
   private async record(
     app: CanaryApp,
     plan: { status: CanaryAppStatus; events: PlannedEvent[] },
     key: string,
     log: Logger,
     now: Date,
-  ): Promise<void> {
-    await this.persist(app, this.noticed(app, plan.status, now, plan.events), key);
-    for (const event of plan.events) await this.emit(app, event, log);
+  ): Promise<boolean> {
+    // Events of an earlier transition not known to exist yet are told before this one's replace them.
+    if (plan.events.length > 0) await this.tell(app, log, now);
+    const previous = app.status ?? {};
+    const status = withTransition(
+      previous,
+      this.noticed(app, plan.status, now, plan.events),
+      plan.events,
+      timestamp(now),
+    );
+    await this.persist(app, status, key);
+    return this.tell(app, log, now);
+  }
+
+  /** Tells the Events the app's status records as pending; resolves to whether they all exist now. */
+  private async tell(app: CanaryApp, log: Logger, now: Date): Promise<boolean> {
+    const last = app.status?.lastEvents;
+    if (last?.pending === undefined) return true;
+    if (stale(last, now)) {
+      log.warn({ transition: last.seq, at: last.at }, "the last transition's Events are too old to tell again");
+      return true;
+    }
+    let all = true;
+    for (const { name, event } of toTell(app, now)) {
+      if (!(await this.deps.events.tell(app, event, name))) {
+        all = false;
+        continue;
+      }
+      this.deps.observer.eventRecorded(app, event);
+      const fields = { reason: event.reason, eventType: event.type };
+      if (event.type === "Warning") log.warn(fields, event.message);
+      else log.info(fields, event.message);
+    }
+    return all;
   }
 
   /**

@@ -108,5 +108,15 @@ export function eventSink(recorder: EventRecorder, wrote: WriteObserver) {
         event.message,
       );
     },
+    tell(app: CanaryApp, event: { type: EventType; reason: string; message: string }, name: string): Promise<boolean> {
+      wrote("Event", "event");
+      return recorder.create(
+        { apiVersion: API_VERSION, kind: KIND, metadata: app.metadata },
+        event.type,
+        event.reason,
+        event.message,
+        name,
+      );
+    },
   };
 }

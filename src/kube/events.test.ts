@@ -54,6 +54,36 @@ describe("EventRecorder", () => {
     };
   });
 
+  test("create: an Event under the given name; one that exists already (409) counts as told", async () => {
+    const recorder = new EventRecorder({ client, log: pino({ level: "silent" }), instance: "pod-1" });
+    const handler = server.handler;
+    server.handler = (req: RecordedRequest) => {
+      const name = (req.body as { metadata?: { name?: string } } | undefined)?.metadata?.name ?? "";
+      if (req.method === "POST" && events.has(name))
+        return status(409, "AlreadyExists", `events "${name}" already exists`);
+      return handler?.(req);
+    };
+    assert.equal(await recorder.create(app, "Normal", "Promoted", "promoted web:2", "web.0123456789abcdef"), true);
+    assert.equal(await recorder.create(app, "Normal", "Promoted", "promoted web:2", "web.0123456789abcdef"), true);
+    assert.deepEqual([...events.keys()], ["web.0123456789abcdef"]);
+    const event = events.get("web.0123456789abcdef") as { reason: string; count: number; involvedObject: unknown };
+    assert.equal(event.reason, "Promoted");
+    assert.equal(event.count, 1, "the repeat is not counted");
+    assert.equal(server.requests.filter((r) => r.method === "PATCH").length, 0);
+  });
+
+  test("create: resolves to false (and logs) when the API server refuses the Event", async () => {
+    const { log, lines } = capturingLogger();
+    const recorder = new EventRecorder({ client, log });
+    server.handler = () => status(403, "Forbidden", "events are held");
+    assert.equal(
+      await recorder.create(app, "Warning", "RolledBack", "rolled back web:2", "web.0123456789abcdef"),
+      false,
+    );
+    assert.equal(lines.length, 1);
+    assert.equal(lines[0]?.["msg"], "could not record event");
+  });
+
   test("creates an Event in the object's namespace with source and involvedObject", async () => {
     const clock = new FakeClock(Date.UTC(2024, 4, 1, 12, 0, 0));
     const recorder = new EventRecorder({ client, log: pino({ level: "silent" }), clock, instance: "pod-1" });

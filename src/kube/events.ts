@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { systemClock, type Clock } from "../api/clock.js";
-import { isNotFound, toError } from "./errors.js";
+import { isConflict, isNotFound, toError } from "./errors.js";
 
 /** The object an Event is about. */
 export interface InvolvedObject {
@@ -109,6 +109,26 @@ export class EventRecorder {
       if (this.inFlight.get(key) === next) this.inFlight.delete(key);
     });
     return next;
+  }
+
+  /**
+   * Creates the Event under `name` (a name every controller gives it, see told-events.ts) unless one by that
+   * name exists, without counting repeats. Resolves to whether it exists afterwards; never rejects.
+   */
+  async create(obj: InvolvedObject, type: EventType, reason: string, message: string, name: string): Promise<boolean> {
+    const text = message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH - 3)}...` : message;
+    const namespace = obj.metadata.namespace ?? "default";
+    const event = this.newEvent(obj, namespace, type, reason, text, this.clock.now());
+    try {
+      await this.client.create(namespace, { ...event, metadata: { name, namespace } });
+      return true;
+    } catch (error) {
+      // AlreadyExists: told before (by this controller or one killed after telling it).
+      if (isConflict(error)) return true;
+      const objectName = `${obj.kind ?? "object"} ${namespace}/${obj.metadata.name ?? ""}`;
+      this.log.warn({ err: toError(error), object: objectName, reason, type }, "could not record event");
+      return false;
+    }
   }
 
   private async write(
