@@ -84,6 +84,7 @@ export function startController({
       list: (args) => kind.list(clients, args),
       watcher: clients.watch,
       log: log.child({ informer: kind.plural }),
+      ...(kind.trim !== undefined ? { transform: kind.trim } : {}),
     });
 
   const caches = {

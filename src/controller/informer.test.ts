@@ -77,7 +77,7 @@ interface Harness {
   lines: Record<string, unknown>[];
 }
 
-function harness(initial: Obj[], listRv = "10"): Harness {
+function harness(initial: Obj[], listRv = "10", transform?: (o: Obj) => Obj): Harness {
   const watcher = new FakeWatcher();
   const clock = new FakeClock();
   const { log, lines } = logCapture();
@@ -97,6 +97,7 @@ function harness(initial: Obj[], listRv = "10"): Harness {
     log,
     clock,
     watchTimeoutSeconds: () => 420,
+    ...(transform !== undefined ? { transform } : {}),
   });
   const events: string[] = [];
   informer.onAdd((o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
@@ -183,6 +184,25 @@ describe("ListWatchInformer", () => {
       assert.ok(cached, name);
       assert.equal(cached.metadata.managedFields, undefined, `${name} keeps managedFields`);
     }
+    await h.informer.stop();
+  });
+
+  test("the transform cuts listed and watched objects before they are cached, frozen", async () => {
+    const withExtra = (name: string, rv: string) => ({ ...obj(name, rv), status: { big: "x".repeat(100) } });
+    const h = harness([withExtra("a", "1")], "10", (o) => {
+      delete (o as { status?: unknown }).status;
+      return o;
+    });
+    h.informer.start();
+    await flush();
+    h.watcher.last().emit("ADDED", withExtra("b", "11"));
+    for (const name of ["a", "b"]) {
+      const cached = h.informer.get("ns", name) as { status?: unknown; metadata: object } | undefined;
+      assert.ok(cached, name);
+      assert.equal(cached.status, undefined, `${name} keeps what the transform cut`);
+      assert.ok(Object.isFrozen(cached.metadata), `${name} frozen`);
+    }
+    assert.deepEqual(h.events, ["add a@1", "add b@11"]);
     await h.informer.stop();
   });
 

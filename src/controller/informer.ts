@@ -88,6 +88,11 @@ export interface ListWatchOptions<T> {
   backoff?: BackoffOptions;
   /** The server-side length of one watch request, in seconds; default a random 300–599. */
   watchTimeoutSeconds?: () => number;
+  /**
+   * Cuts an object down to what the controller reads before it is cached (a fresh copy nobody else holds,
+   * which it may edit in place); the default keeps everything but managedFields.
+   */
+  transform?: (obj: T) => T;
 }
 
 /**
@@ -122,8 +127,8 @@ function stripManagedFields<T>(obj: T): T {
 }
 
 /** Plain, frozen JSON: listed objects (class instances, Dates) end up like watched ones. */
-function normalise<T>(obj: T): T {
-  return deepFreeze(stripManagedFields(JSON.parse(JSON.stringify(obj)) as T));
+function normalise<T>(obj: T, transform: (obj: T) => T = (o) => o): T {
+  return deepFreeze(transform(stripManagedFields(JSON.parse(JSON.stringify(obj)) as T)));
 }
 
 /** The cache and list/watch loop of one collection path. */
@@ -270,7 +275,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     if (list === undefined) return;
     const next = new Map<string, T>();
     for (const item of list.items) {
-      const obj = normalise(item);
+      const obj = normalise(item, this.options.transform);
       next.set(keyOf(obj), obj);
     }
     const previous = this.store;
@@ -363,7 +368,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       return;
     }
     if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
-    const obj = deepFreeze(stripManagedFields(raw));
+    const obj = deepFreeze((this.options.transform ?? ((o: T) => o))(stripManagedFields(raw)));
     const key = keyOf(obj);
     const old = this.store.get(key);
     if (type === "DELETED") {
@@ -428,6 +433,8 @@ export interface InformerOptions<T> {
   log: Logger;
   clock?: Clock;
   backoff?: BackoffOptions;
+  /** See ListWatchOptions.transform. */
+  transform?: (obj: T) => T;
 }
 
 /**
@@ -445,6 +452,7 @@ export function createInformer<T extends ObjectWithMeta>(options: InformerOption
       log: options.log,
       clock: options.clock,
       backoff: options.backoff,
+      transform: options.transform,
     });
   const namespaces = [...new Set(options.namespaces ?? [])];
   if (namespaces.length === 0) return make(undefined);

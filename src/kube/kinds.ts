@@ -7,6 +7,7 @@ import type { CanaryApp } from "../api/types.js";
 import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
 import type { KubeClients } from "./client.js";
+import { trimChild, trimDeployment, trimPod } from "./trim.js";
 
 /** A list response, as an informer loads it. */
 export interface ListOf<T> {
@@ -27,6 +28,8 @@ export interface KindInfo<T> {
   version: string;
   plural: string;
   list(clients: KubeClients, args: ListArgs): Promise<ListOf<T>>;
+  /** Cuts a copy about to be cached down to what the controller reads (src/kube/trim.ts); absent: all kept. */
+  trim?: (obj: T) => T;
 }
 
 function selector(labelSelector: string | undefined): { labelSelector?: string } {
@@ -34,12 +37,13 @@ function selector(labelSelector: string | undefined): { labelSelector?: string }
 }
 
 /** A custom resource, listed through the custom-objects API. */
-function custom<T>(kind: string, group: string, version: string, plural: string): KindInfo<T> {
+function custom<T>(kind: string, group: string, version: string, plural: string, trim?: (obj: T) => T): KindInfo<T> {
   return {
     kind,
     group,
     version,
     plural,
+    ...(trim !== undefined ? { trim } : {}),
     async list(clients, { namespace, labelSelector }) {
       const ref = { group, version, plural, ...selector(labelSelector) };
       const list: unknown =
@@ -57,6 +61,7 @@ const deployments: KindInfo<KubernetesObject> = {
   group: "apps",
   version: "v1",
   plural: "deployments",
+  trim: trimDeployment,
   list: (clients, { namespace, labelSelector }) =>
     namespace === undefined
       ? clients.apps.listDeploymentForAllNamespaces(selector(labelSelector))
@@ -68,6 +73,7 @@ const services: KindInfo<KubernetesObject> = {
   group: "",
   version: "v1",
   plural: "services",
+  trim: trimChild,
   list: (clients, { namespace, labelSelector }) =>
     namespace === undefined
       ? clients.core.listServiceForAllNamespaces(selector(labelSelector))
@@ -80,6 +86,7 @@ export const PODS: KindInfo<KubernetesObject> = {
   group: "",
   version: "v1",
   plural: "pods",
+  trim: trimPod,
   list: (clients, { namespace, labelSelector }) =>
     namespace === undefined
       ? clients.core.listPodForAllNamespaces(selector(labelSelector))
@@ -93,6 +100,6 @@ export const CANARY_APPS: KindInfo<CanaryApp> = custom<CanaryApp>(KIND, GROUP, V
 export const CHILD_KINDS: readonly KindInfo<KubernetesObject>[] = [
   deployments,
   services,
-  custom("DestinationRule", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "destinationrules"),
-  custom("VirtualService", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "virtualservices"),
+  custom("DestinationRule", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "destinationrules", trimChild),
+  custom("VirtualService", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "virtualservices", trimChild),
 ];
