@@ -11,6 +11,7 @@ import {
   replicasForWeight,
   rollbackDue,
   routeCarries,
+  secondaryHeld,
   secondaryReplicas,
   secondaryRemovable,
   stepClockStart,
@@ -569,8 +570,13 @@ describe("gateDue: when does a webhook hold the test?", () => {
       want: "pre-rollout",
     },
     {
-      name: "the secondary not ready yet",
+      name: "the secondary not started yet: confirm-rollout is asked before it runs",
       f: facts({ ...waiting, secondaryReady: false, pendingGates: all }),
+      want: "confirm-rollout",
+    },
+    {
+      name: "confirm-rollout answered, the secondary not ready yet: pre-rollout waits for it",
+      f: facts({ ...waiting, secondaryReady: false, pendingGates: ["pre-rollout", "confirm-promotion"] }),
       want: undefined,
     },
     { name: "paused", f: facts({ ...waiting, paused: true, pendingGates: all }), want: undefined },
@@ -608,6 +614,19 @@ describe("gateDue: when does a webhook hold the test?", () => {
     );
     assert.equal(promotionDue(facts({ ...awaiting, pendingGates: ["confirm-promotion"] })), undefined);
     assert.equal(promotionDue(facts(awaiting)), "AnalysisPassed");
+  });
+
+  test("confirm-rollout holds the secondary back: no pods, no deadline", () => {
+    const held = { ...waiting, secondaryReady: false, pendingGates: all };
+    assert.equal(secondaryHeld(held), true);
+    assert.equal(secondaryHeld({ ...held, pendingGates: ["pre-rollout", "confirm-promotion"] }), false);
+    assert.equal(secondaryHeld({ stage: "Stepping", pendingGates: all }), false);
+    assert.equal(secondaryHeld(waiting), false);
+    assert.equal(rollbackDue(facts(held, { deadlinePassed: true })), undefined);
+    assert.equal(
+      rollbackDue(facts({ ...held, pendingGates: ["pre-rollout"] }, { deadlinePassed: true }))?.reason,
+      "ProgressDeadlineExceeded",
+    );
   });
 
   test("a pre-rollout that did not answer 2xx rolls back, with the webhook's answer", () => {

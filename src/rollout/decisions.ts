@@ -125,8 +125,10 @@ function beforeFirstStep(gate: GateType): boolean {
 
 /**
  * When does a webhook hold the test? Which gate must answer (2xx) before the test may move on now:
- * - confirm-rollout, then pre-rollout: when the first step would begin (the secondary is ready, not
- *   paused, the checks can run). No traffic reaches the secondary before both answered 2xx.
+ * - confirm-rollout: as soon as the test starts (not paused, the checks can run), before the secondary
+ *   runs at all ({@link secondaryHeld}): no pod of the image under test starts before it answered 2xx.
+ * - pre-rollout: once the secondary is ready, before the first step: no traffic reaches the secondary
+ *   before it answered 2xx.
  * - confirm-promotion: when promotion would follow the last step's passed analysis (not with
  *   `manualPromotion`, where a person decides; nor for the promote annotation, which is that person).
  * A confirm gate that does not answer 2xx holds the test, and is asked again one interval later; a
@@ -137,13 +139,24 @@ export function gateDue(f: TestFacts): GateType | undefined {
   const p = f.progress;
   if (p === undefined || f.paused || pending.length === 0) return undefined;
   if (f.stage === "WaitingForSecondary") {
-    return f.secondaryReady && f.specValid ? pending.find(beforeFirstStep) : undefined;
+    if (!f.specValid) return undefined;
+    if (pending.includes("confirm-rollout")) return "confirm-rollout";
+    return f.secondaryReady && pending.includes("pre-rollout") ? "pre-rollout" : undefined;
   }
   if (!pending.includes("confirm-promotion") || f.manualPromotion) return undefined;
   if (f.stage === "AwaitingPromotion") {
     return f.secondaryReady && !p.readinessChanged ? "confirm-promotion" : undefined;
   }
   return undefined;
+}
+
+/**
+ * Is the secondary held back? While the confirm-rollout webhooks have not answered 2xx, the test waits
+ * before its secondary Deployment exists (as Flagger asks before the canary is scaled up): no pods, no
+ * progress deadline, nothing to roll back.
+ */
+export function secondaryHeld(f: Pick<TestFacts, "stage" | "pendingGates">): boolean {
+  return f.stage === "WaitingForSecondary" && (f.pendingGates ?? []).includes("confirm-rollout");
 }
 
 /** The gates before the first step have all answered 2xx. */
@@ -375,7 +388,7 @@ export function rollbackDue(f: TestFacts): TestFailure | undefined {
     };
   }
   if (f.stage === "WaitingForSecondary") {
-    if (f.secondaryReady || !p.deadlinePassed) return undefined;
+    if (secondaryHeld(f) || f.secondaryReady || !p.deadlinePassed) return undefined;
     return {
       result: "Failed",
       reason: "ProgressDeadlineExceeded",
@@ -503,7 +516,8 @@ function requeueForStage(facts: RequeueFacts): number | undefined {
   const paused = canary.pausedAt !== undefined;
   switch (canary.stage) {
     case "WaitingForSecondary":
-      return paused ? undefined : until(analysis.progressDeadlineSeconds);
+      // Held at confirm-rollout, no deadline runs: the gate's own recheck is the only thing due.
+      return paused || canary.gates?.waiting !== undefined ? undefined : until(analysis.progressDeadlineSeconds);
     case "Stepping":
       if (paused) return undefined;
       if (!facts.secondaryReady) return until(analysis.progressDeadlineSeconds);

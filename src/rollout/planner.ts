@@ -17,11 +17,11 @@ import {
 } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
 import type { GateType } from "./decisions.js";
-import { isEnding, isTesting, requeueAfterSeconds, secondaryReplicas } from "./decisions.js";
+import { isEnding, isTesting, requeueAfterSeconds, secondaryHeld, secondaryReplicas } from "./decisions.js";
 import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";
-import { secondaryReadyNow } from "./facts.js";
+import { secondaryReadyNow, testFacts } from "./facts.js";
 import { derivePhase } from "./phase.js";
 import { advanceStage, promotionOverdue } from "./stages.js";
 import type { InvalidSpecPlan } from "./reported.js";
@@ -275,8 +275,9 @@ function assemble(ctx: PlanContext): Plan {
       image: canary?.stage === "Promoting" ? deployedImage(canary.image, canary.digest) : primaryDeployed,
       replicas: spec.replicas,
     },
+    // Not before confirm-rollout answered 2xx: the test then waits without the secondary's pods.
     secondary:
-      canary !== undefined
+      canary !== undefined && !secondaryHeld(testFacts(ctx, canary))
         ? {
             image: canary.image,
             replicas: secondaryReplicas({

@@ -50,9 +50,10 @@ function progress(ctx: PlanContext, canary: CanaryState): void {
       if (gateAskDue(ctx, canary, gate)) ctx.gateWanted = gate;
       return;
     }
-    evidence = { ...evidence, gate: answer };
     if (answer.passed) passGate(ctx, canary, gate);
     else if (gate !== "pre-rollout") return holdAtGate(ctx, canary, gate, answer);
+    // Seen after the gate: passing confirm-rollout restarts the deadline's clock.
+    evidence = { ...progressOf(ctx, canary), gate: answer };
     facts = testFacts(ctx, canary, evidence);
   }
   const results = ctx.observed.analysis;
@@ -125,6 +126,8 @@ function gateAskDue(ctx: PlanContext, canary: CanaryState, type: GateType): bool
 function passGate(ctx: PlanContext, canary: CanaryState, type: GateType): void {
   const passed = canary.gates?.passed ?? [];
   canary.gates = { passed: [...passed, type] };
+  // The secondary starts only now (secondaryHeld): its progress deadline counts from here.
+  if (type === "confirm-rollout") canary.stepStartedAt = ctx.at;
   emit(ctx, "Normal", "GatePassed", `the ${type} webhooks answered 2xx for ${canary.image}`);
 }
 
