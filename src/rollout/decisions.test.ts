@@ -4,6 +4,7 @@ import type { MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import type { Progress, TestFacts } from "./decisions.js";
 import {
+  capacityWait,
   gateDue,
   promoteRefusal,
   promotionDue,
@@ -89,6 +90,18 @@ describe("stepComplete: when does a step end?", () => {
     { name: "on the last step no weight is added", f: facts({ nextStepCapacity: false, ...last }), want: true },
   ];
   for (const c of cases) test(c.name, () => assert.equal(stepComplete(c.f), c.want));
+});
+
+describe("capacityWait: when does a step wait for pods?", () => {
+  const cases: { name: string; f: TestFacts; want: boolean }[] = [
+    { name: "the next step's pods not yet Available", f: facts({ nextStepCapacity: false }), want: true },
+    { name: "they are", f: facts(), want: false },
+    { name: "before the interval", f: facts({ nextStepCapacity: false }, { intervalPassed: false }), want: false },
+    { name: "paused", f: facts({ nextStepCapacity: false, paused: true }), want: false },
+    { name: "the last step adds no weight", f: facts({ nextStepCapacity: false, ...last }), want: false },
+    { name: "secondary not ready", f: facts({ nextStepCapacity: false, secondaryReady: false }), want: false },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(capacityWait(c.f), c.want));
 });
 
 describe("secondaryReplicas: how many pods does the secondary run?", () => {

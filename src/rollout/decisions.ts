@@ -3,6 +3,7 @@
  *
  * - when does a step begin?        {@link stepDue}
  * - when does a step end?          {@link stepComplete} (its analysis is due), timed by {@link stepClockStart}
+ * - when does it wait for pods?    {@link capacityWait} (the next step's, with `spec.scaling: weighted`)
  * - when does it promote?          {@link promotionDue} (and {@link promoteRefusal}: why a request is not followed)
  * - when does it wait for a person? {@link promotionGateReached}
  * - when does a webhook hold it?   {@link gateDue} (confirm-rollout, pre-rollout, confirm-promotion)
@@ -208,6 +209,15 @@ export function routeCarries(routed: Weights | null, planned: Weights): boolean 
  * rollbackDue). A step decided but not yet seen on the route never ends, whatever the time.
  */
 export function stepComplete(f: TestFacts): boolean {
+  return (
+    stepLasted(f) &&
+    // Never a higher weight before the pods that take it are there (spec.scaling: weighted).
+    (f.nextStepCapacity || f.step + 1 >= f.steps)
+  );
+}
+
+/** The step has lasted its interval on the route, whatever the next step's capacity (see stepComplete). */
+function stepLasted(f: TestFacts): boolean {
   const p = f.progress;
   return (
     p !== undefined &&
@@ -217,10 +227,16 @@ export function stepComplete(f: TestFacts): boolean {
     f.secondaryReady &&
     !p.readinessChanged &&
     p.routed &&
-    p.intervalPassed &&
-    // Never a higher weight before the pods that take it are there (spec.scaling: weighted).
-    (f.nextStepCapacity || f.step + 1 >= f.steps)
+    p.intervalPassed
   );
+}
+
+/**
+ * When does a step wait for capacity? With `spec.scaling: weighted`, when the step has lasted its interval
+ * but the pods the next step's weight needs are not all Available yet: its analysis waits for them.
+ */
+export function capacityWait(f: TestFacts): boolean {
+  return stepLasted(f) && !f.nextStepCapacity && f.step + 1 < f.steps;
 }
 
 /** How a step begins. */

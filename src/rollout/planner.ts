@@ -23,7 +23,7 @@ import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";
 import { secondaryReadyNow, testFacts } from "./facts.js";
 import { derivePhase } from "./phase.js";
-import { advanceStage, promotionOverdue } from "./stages.js";
+import { advanceStage, capacityMessage, promotionOverdue } from "./stages.js";
 import type { InvalidSpecPlan } from "./reported.js";
 import { invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
@@ -257,6 +257,9 @@ function assemble(ctx: PlanContext): Plan {
   const waiting = canary?.gates?.waiting;
   if (waiting !== undefined && (canary?.stage === "WaitingForSecondary" || canary?.stage === "AwaitingPromotion")) {
     status.message = `Waiting for the ${waiting.type} webhook ${waiting.name} (${waiting.message}); asked again every ${spec.analysis.intervalSeconds}s`;
+  }
+  if (ctx.capacityWait !== undefined && canary?.stage === "Stepping") {
+    status.message = `Testing ${canary.image} at ${weights.secondary}%: ${capacityMessage(ctx.capacityWait)}`;
   }
   status.message = rejectedMessage(status.conditions) ?? status.message;
 
