@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CanaryAppSpec } from "../../src/api/types.js";
-import { CREDENTIALS_LABEL } from "../../src/metrics/credentials.js";
+import { CREDENTIALS_LABEL, LEGACY_CREDENTIALS_LABEL } from "../../src/metrics/credentials.js";
 import { TEST_METRICS } from "../support/exporter.js";
 import { eventually } from "../support/kube.js";
 import { spawnController, type ControllerProcess } from "../support/process.js";
@@ -26,12 +26,17 @@ import {
   type RolloutEnv,
 } from "../support/rollout-env.js";
 
-/** A Secret holding a notification URL, labelled so the controller's cache holds it. */
-async function notificationSecret(env: RolloutEnv, name: string, url: string): Promise<void> {
+/** A Secret holding a notification URL, labelled (by default canaryapp.io/credentials) so the controller's cache holds it. */
+async function notificationSecret(
+  env: RolloutEnv,
+  name: string,
+  url: string,
+  label: string = CREDENTIALS_LABEL,
+): Promise<void> {
   await env.core.createNamespacedSecret({
     namespace: env.namespace,
     body: {
-      metadata: { name, labels: { [CREDENTIALS_LABEL]: "true" } },
+      metadata: { name, labels: { [label]: "true" } },
       stringData: { url },
     },
   });
@@ -248,7 +253,8 @@ describe("notifications across a controller killed before it could tell", () => 
     async () => {
       let refuseRollback = true;
       receiver.answer = (_path, body) => (body["event"] === "RolledBack" && refuseRollback ? 503 : 200);
-      await notificationSecret(env, "outlived-hook", `${receiver.url}/notify`);
+      // The label's older name still works for notification URLs.
+      await notificationSecret(env, "outlived-hook", `${receiver.url}/notify`, LEGACY_CREDENTIALS_LABEL);
       const first = start(1);
       const recorder = await deployApp(env, name, {
         ...appSpec(env, name, { maxWeight: 20 }),
