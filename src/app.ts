@@ -93,7 +93,7 @@ export function startController({
     // Only the secondaries' pods: the digest under test is read from them (ADR 0011).
     secondaryPods: informer(PODS, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
   };
-  // Only Secrets labelled as Prometheus credentials are listed, cached and used.
+  // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
   const secrets = credentialSecretsInformer(
     clients,
     clients.watch,

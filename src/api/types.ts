@@ -161,7 +161,7 @@ export interface AnalysisSpec {
   compare?: CompareSpec;
   /**
    * Webhooks called during the test (Flagger's kinds): gates that must answer 2xx before the test moves on
-   * (`confirm-rollout` before the first step, `confirm-promotion` before promotion), `pre-rollout` once before
+   * (`confirm-rollout` before the secondary starts, `confirm-promotion` before promotion), `pre-rollout` once before
    * any traffic (a failure rolls back), `rollout` at every step, judged with the metrics, and `post-rollout`
    * after the test ended (informational).
    */

@@ -39,10 +39,17 @@ describe("prometheusAccessRefusal", () => {
     assert.match(refusal?.message ?? "", /--prometheus-url-policy/);
   });
 
-  test("a Secret is used only when labelled for Prometheus, in the app's own namespace", () => {
+  test("a Secret is used only when labelled as credentials (either name), in the app's own namespace", () => {
+    assert.equal(CREDENTIALS_LABEL, "canaryapp.io/credentials");
     const labelled = { [CREDENTIALS_LABEL]: "true" };
     const cases: [string, LabelledSecret[], boolean][] = [
       ["labelled, same namespace", [secret("shop", "prom", labelled)], true],
+      [
+        "labelled with the older name, same namespace",
+        [secret("shop", "prom", { "canaryapp.io/prometheus-credentials": "true" })],
+        true,
+      ],
+      ["older name set to false", [secret("shop", "prom", { "canaryapp.io/prometheus-credentials": "false" })], false],
       ["unlabelled (an SA token Secret)", [secret("shop", "prom")], false],
       ["label set to false", [secret("shop", "prom", { [CREDENTIALS_LABEL]: "false" })], false],
       ["labelled, other namespace", [secret("kube-system", "prom", labelled)], false],
@@ -63,7 +70,7 @@ describe("prometheusAccessRefusal", () => {
         assert.equal(refusal?.reason, "CredentialsRefused", what);
         assert.match(
           refusal?.message ?? "",
-          /^spec\.prometheus\.secretRef prom: .*canaryapp\.io\/prometheus-credentials=true/,
+          /^spec\.prometheus\.secretRef prom: .*canaryapp\.io\/credentials=true \(nor its older name canaryapp\.io\/prometheus-credentials=true\)/,
         );
         assert.match(refusal?.message ?? "", /nothing was sent/);
       }

@@ -36,6 +36,15 @@ export interface PlanContext {
   analysisWanted: boolean;
   /** A gate is due and has not answered in this plan: the reconciler should call its webhooks. */
   gateWanted: GateType | undefined;
+  /** The step waits for the next step's pods (capacityWait): how many are Available of how many, for what weight. */
+  capacityWait: CapacityWait | undefined;
+}
+
+/** A step that waits for the secondary's pods before its analysis (spec.scaling: weighted). */
+export interface CapacityWait {
+  available: number;
+  needed: number;
+  weight: number;
 }
 
 /** A fresh context for one plan: the next status starts as a deep copy of the current one. */
@@ -56,6 +65,7 @@ export function createContext(input: PlanInput): PlanContext {
     ended: undefined,
     analysisWanted: false,
     gateWanted: undefined,
+    capacityWait: undefined,
   };
 }
 

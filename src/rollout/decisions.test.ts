@@ -4,6 +4,7 @@ import type { MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import type { Progress, TestFacts } from "./decisions.js";
 import {
+  capacityWait,
   gateDue,
   promoteRefusal,
   promotionDue,
@@ -11,6 +12,7 @@ import {
   replicasForWeight,
   rollbackDue,
   routeCarries,
+  secondaryHeld,
   secondaryReplicas,
   secondaryRemovable,
   stepClockStart,
@@ -88,6 +90,18 @@ describe("stepComplete: when does a step end?", () => {
     { name: "on the last step no weight is added", f: facts({ nextStepCapacity: false, ...last }), want: true },
   ];
   for (const c of cases) test(c.name, () => assert.equal(stepComplete(c.f), c.want));
+});
+
+describe("capacityWait: when does a step wait for pods?", () => {
+  const cases: { name: string; f: TestFacts; want: boolean }[] = [
+    { name: "the next step's pods not yet Available", f: facts({ nextStepCapacity: false }), want: true },
+    { name: "they are", f: facts(), want: false },
+    { name: "before the interval", f: facts({ nextStepCapacity: false }, { intervalPassed: false }), want: false },
+    { name: "paused", f: facts({ nextStepCapacity: false, paused: true }), want: false },
+    { name: "the last step adds no weight", f: facts({ nextStepCapacity: false, ...last }), want: false },
+    { name: "secondary not ready", f: facts({ nextStepCapacity: false, secondaryReady: false }), want: false },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(capacityWait(c.f), c.want));
 });
 
 describe("secondaryReplicas: how many pods does the secondary run?", () => {
@@ -569,8 +583,13 @@ describe("gateDue: when does a webhook hold the test?", () => {
       want: "pre-rollout",
     },
     {
-      name: "the secondary not ready yet",
+      name: "the secondary not started yet: confirm-rollout is asked before it runs",
       f: facts({ ...waiting, secondaryReady: false, pendingGates: all }),
+      want: "confirm-rollout",
+    },
+    {
+      name: "confirm-rollout answered, the secondary not ready yet: pre-rollout waits for it",
+      f: facts({ ...waiting, secondaryReady: false, pendingGates: ["pre-rollout", "confirm-promotion"] }),
       want: undefined,
     },
     { name: "paused", f: facts({ ...waiting, paused: true, pendingGates: all }), want: undefined },
@@ -608,6 +627,19 @@ describe("gateDue: when does a webhook hold the test?", () => {
     );
     assert.equal(promotionDue(facts({ ...awaiting, pendingGates: ["confirm-promotion"] })), undefined);
     assert.equal(promotionDue(facts(awaiting)), "AnalysisPassed");
+  });
+
+  test("confirm-rollout holds the secondary back: no pods, no deadline", () => {
+    const held = { ...waiting, secondaryReady: false, pendingGates: all };
+    assert.equal(secondaryHeld(held), true);
+    assert.equal(secondaryHeld({ ...held, pendingGates: ["pre-rollout", "confirm-promotion"] }), false);
+    assert.equal(secondaryHeld({ stage: "Stepping", pendingGates: all }), false);
+    assert.equal(secondaryHeld(waiting), false);
+    assert.equal(rollbackDue(facts(held, { deadlinePassed: true })), undefined);
+    assert.equal(
+      rollbackDue(facts({ ...held, pendingGates: ["pre-rollout"] }, { deadlinePassed: true }))?.reason,
+      "ProgressDeadlineExceeded",
+    );
   });
 
   test("a pre-rollout that did not answer 2xx rolls back, with the webhook's answer", () => {

@@ -3,6 +3,7 @@
  *
  * - when does a step begin?        {@link stepDue}
  * - when does a step end?          {@link stepComplete} (its analysis is due), timed by {@link stepClockStart}
+ * - when does it wait for pods?    {@link capacityWait} (the next step's, with `spec.scaling: weighted`)
  * - when does it promote?          {@link promotionDue} (and {@link promoteRefusal}: why a request is not followed)
  * - when does it wait for a person? {@link promotionGateReached}
  * - when does a webhook hold it?   {@link gateDue} (confirm-rollout, pre-rollout, confirm-promotion)
@@ -125,8 +126,10 @@ function beforeFirstStep(gate: GateType): boolean {
 
 /**
  * When does a webhook hold the test? Which gate must answer (2xx) before the test may move on now:
- * - confirm-rollout, then pre-rollout: when the first step would begin (the secondary is ready, not
- *   paused, the checks can run). No traffic reaches the secondary before both answered 2xx.
+ * - confirm-rollout: as soon as the test starts (not paused, the checks can run), before the secondary
+ *   runs at all ({@link secondaryHeld}): no pod of the image under test starts before it answered 2xx.
+ * - pre-rollout: once the secondary is ready, before the first step: no traffic reaches the secondary
+ *   before it answered 2xx.
  * - confirm-promotion: when promotion would follow the last step's passed analysis (not with
  *   `manualPromotion`, where a person decides; nor for the promote annotation, which is that person).
  * A confirm gate that does not answer 2xx holds the test, and is asked again one interval later; a
@@ -137,13 +140,24 @@ export function gateDue(f: TestFacts): GateType | undefined {
   const p = f.progress;
   if (p === undefined || f.paused || pending.length === 0) return undefined;
   if (f.stage === "WaitingForSecondary") {
-    return f.secondaryReady && f.specValid ? pending.find(beforeFirstStep) : undefined;
+    if (!f.specValid) return undefined;
+    if (pending.includes("confirm-rollout")) return "confirm-rollout";
+    return f.secondaryReady && pending.includes("pre-rollout") ? "pre-rollout" : undefined;
   }
   if (!pending.includes("confirm-promotion") || f.manualPromotion) return undefined;
   if (f.stage === "AwaitingPromotion") {
     return f.secondaryReady && !p.readinessChanged ? "confirm-promotion" : undefined;
   }
   return undefined;
+}
+
+/**
+ * Is the secondary held back? While the confirm-rollout webhooks have not answered 2xx, the test waits
+ * before its secondary Deployment exists (as Flagger asks before the canary is scaled up): no pods, no
+ * progress deadline, nothing to roll back.
+ */
+export function secondaryHeld(f: Pick<TestFacts, "stage" | "pendingGates">): boolean {
+  return f.stage === "WaitingForSecondary" && (f.pendingGates ?? []).includes("confirm-rollout");
 }
 
 /** The gates before the first step have all answered 2xx. */
@@ -195,6 +209,15 @@ export function routeCarries(routed: Weights | null, planned: Weights): boolean 
  * rollbackDue). A step decided but not yet seen on the route never ends, whatever the time.
  */
 export function stepComplete(f: TestFacts): boolean {
+  return (
+    stepLasted(f) &&
+    // Never a higher weight before the pods that take it are there (spec.scaling: weighted).
+    (f.nextStepCapacity || f.step + 1 >= f.steps)
+  );
+}
+
+/** The step has lasted its interval on the route, whatever the next step's capacity (see stepComplete). */
+function stepLasted(f: TestFacts): boolean {
   const p = f.progress;
   return (
     p !== undefined &&
@@ -204,10 +227,16 @@ export function stepComplete(f: TestFacts): boolean {
     f.secondaryReady &&
     !p.readinessChanged &&
     p.routed &&
-    p.intervalPassed &&
-    // Never a higher weight before the pods that take it are there (spec.scaling: weighted).
-    (f.nextStepCapacity || f.step + 1 >= f.steps)
+    p.intervalPassed
   );
+}
+
+/**
+ * When does a step wait for capacity? With `spec.scaling: weighted`, when the step has lasted its interval
+ * but the pods the next step's weight needs are not all Available yet: its analysis waits for them.
+ */
+export function capacityWait(f: TestFacts): boolean {
+  return stepLasted(f) && !f.nextStepCapacity && f.step + 1 < f.steps;
 }
 
 /** How a step begins. */
@@ -375,7 +404,7 @@ export function rollbackDue(f: TestFacts): TestFailure | undefined {
     };
   }
   if (f.stage === "WaitingForSecondary") {
-    if (f.secondaryReady || !p.deadlinePassed) return undefined;
+    if (secondaryHeld(f) || f.secondaryReady || !p.deadlinePassed) return undefined;
     return {
       result: "Failed",
       reason: "ProgressDeadlineExceeded",
@@ -503,7 +532,8 @@ function requeueForStage(facts: RequeueFacts): number | undefined {
   const paused = canary.pausedAt !== undefined;
   switch (canary.stage) {
     case "WaitingForSecondary":
-      return paused ? undefined : until(analysis.progressDeadlineSeconds);
+      // Held at confirm-rollout, no deadline runs: the gate's own recheck is the only thing due.
+      return paused || canary.gates?.waiting !== undefined ? undefined : until(analysis.progressDeadlineSeconds);
     case "Stepping":
       if (paused) return undefined;
       if (!facts.secondaryReady) return until(analysis.progressDeadlineSeconds);

@@ -113,6 +113,31 @@ describe("gates before the first step", () => {
     assert.deepEqual(reasons(started), ["GatePassed", "StepAdvanced"]);
   });
 
+  test("confirm-rollout is asked before the secondary runs, which starts only once it answered 200", () => {
+    const fresh: Scenario = { ...waiting, observed: { secondary: null } };
+    assert.deepEqual(reconcile(fresh).asked, ["confirm-rollout:approve"]);
+    const held = reconcile(fresh, [answered("approve", 503)]).plan;
+    assert.equal(held.secondary, null, "no secondary Deployment while confirm-rollout holds");
+    assert.equal(held.status.canary?.gates?.waiting?.type, "confirm-rollout");
+    assert.equal(condition(held, "Progressing")?.reason, "WaitingForWebhook");
+    assert.equal(held.requeueAfterSeconds, 30, "only the gate's recheck is due");
+    // Held for longer than the progress deadline: nothing rolls back, nothing started.
+    const later = afterPersist(fresh, held);
+    const stillHeld = reconcile({ ...later, now: 3 + 700 }, [answered("approve", 503)]).plan;
+    assert.equal(stillHeld.status.canary?.stage, "WaitingForSecondary");
+    assert.equal(stillHeld.secondary, null);
+    assert.equal(stillHeld.requeueAfterSeconds, 30);
+    const confirmed = reconcile({ ...later, now: 3 + 700 }, [answered("approve", 200)]).plan;
+    assert.deepEqual(confirmed.status.canary?.gates, { passed: ["confirm-rollout"] });
+    assert.equal(confirmed.secondary?.image, V2, "the secondary starts once confirm-rollout answered 2xx");
+    assert.equal(confirmed.status.canary?.stepStartedAt, iso(3 + 700), "its progress deadline counts from now");
+    assert.equal(confirmed.weights.secondary, 0);
+    // pre-rollout is asked only once the secondary is ready.
+    const starting = afterPersist(later, confirmed);
+    assert.equal(reconcile({ ...starting, now: 3 + 705 }).asked, undefined);
+    assert.deepEqual(reconcile({ ...starting, observed: READY, now: 3 + 705 }).asked, ["pre-rollout:migrate"]);
+  });
+
   test("pre-rollout failing rolls back before any traffic, recorded with the webhook and its answer", () => {
     const confirmed = afterPersist(waiting, reconcile(waiting, [answered("approve", 200)]).plan);
     const failed = reconcile(confirmed, [answered("migrate", 500)]).plan;

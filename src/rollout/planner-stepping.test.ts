@@ -418,6 +418,38 @@ describe("capacity follows weight (spec.scaling: weighted)", () => {
     assert.equal(moved.primary.replicas, 10);
   });
 
+  test("a step waiting for the next step's pods says so: the condition, the message, one Event", () => {
+    const s: Scenario = {
+      image: V2,
+      spec: weighted,
+      analysis,
+      status: testing({ stage: "Stepping", step: 0, stepStartedAt: iso(0) }),
+      observed: { secondary: secondary(1, 3), routedWeights: routed(10) },
+      now: 30,
+    };
+    const first = runPlan(s);
+    const progressing = condition(first, "Progressing");
+    assert.equal(progressing?.reason, "WaitingForCapacity");
+    assert.match(progressing?.message ?? "", /waiting for 3 secondary pods Available before 30% \(1 of 3 so far\)/);
+    assert.match(first.status.message ?? "", /at 10%: waiting for 3 secondary pods Available before 30%/);
+    assert.deepEqual(reasons(first), ["WaitingForCapacity"]);
+    // Said once: the next reconcile, one more pod up, keeps waiting quietly.
+    const later = { ...afterPersist(s, first), observed: { secondary: secondary(2, 3), routedWeights: routed(10) } };
+    const again = runPlan({ ...later, now: 31 });
+    assert.deepEqual(reasons(again), []);
+    assert.match(condition(again, "Progressing")?.message ?? "", /\(2 of 3 so far\)/);
+    // Before the interval has passed the step is not waiting for anything yet.
+    assert.equal(condition(runPlan({ ...s, now: 10 }), "Progressing")?.reason, "Stepping");
+    // The pods are there: the reason goes back to the stage.
+    const scaled = runPlan({
+      ...later,
+      observed: { secondary: secondary(3, 3), routedWeights: routed(10), analysis: [evidence(), passing()] },
+      now: 32,
+    });
+    assert.equal(condition(scaled, "Progressing")?.reason, "Stepping");
+    assert.deepEqual(reasons(scaled), ["AnalysisPassed", "StepAdvanced"]);
+  });
+
   test("fixed (the default) keeps testReplicas at every step", () => {
     const p = runPlan({
       image: V2,

@@ -17,13 +17,13 @@ import {
 } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
 import type { GateType } from "./decisions.js";
-import { isEnding, isTesting, requeueAfterSeconds, secondaryReplicas } from "./decisions.js";
+import { isEnding, isTesting, requeueAfterSeconds, secondaryHeld, secondaryReplicas } from "./decisions.js";
 import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";
-import { secondaryReadyNow } from "./facts.js";
+import { secondaryReadyNow, testFacts } from "./facts.js";
 import { derivePhase } from "./phase.js";
-import { advanceStage, promotionOverdue } from "./stages.js";
+import { advanceStage, capacityMessage, promotionOverdue } from "./stages.js";
 import type { InvalidSpecPlan } from "./reported.js";
 import { invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
@@ -258,6 +258,9 @@ function assemble(ctx: PlanContext): Plan {
   if (waiting !== undefined && (canary?.stage === "WaitingForSecondary" || canary?.stage === "AwaitingPromotion")) {
     status.message = `Waiting for the ${waiting.type} webhook ${waiting.name} (${waiting.message}); asked again every ${spec.analysis.intervalSeconds}s`;
   }
+  if (ctx.capacityWait !== undefined && canary?.stage === "Stepping") {
+    status.message = `Testing ${canary.image} at ${weights.secondary}%: ${capacityMessage(ctx.capacityWait)}`;
+  }
   status.message = rejectedMessage(status.conditions) ?? status.message;
 
   const requeue = requeueAfterSeconds({
@@ -275,8 +278,9 @@ function assemble(ctx: PlanContext): Plan {
       image: canary?.stage === "Promoting" ? deployedImage(canary.image, canary.digest) : primaryDeployed,
       replicas: spec.replicas,
     },
+    // Not before confirm-rollout answered 2xx: the test then waits without the secondary's pods.
     secondary:
-      canary !== undefined
+      canary !== undefined && !secondaryHeld(testFacts(ctx, canary))
         ? {
             image: canary.image,
             replicas: secondaryReplicas({

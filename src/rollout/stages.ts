@@ -1,10 +1,19 @@
 import type { AnalysisRecord, CanaryState, MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import { describeResult, formatNumber, judgeAnalysis } from "./analysis.js";
-import type { PlanContext } from "./context.js";
+import type { CapacityWait, PlanContext } from "./context.js";
 import { emit } from "./context.js";
 import type { GateAnswer, GateType } from "./decisions.js";
-import { gateDue, promotionDue, promotionGateReached, rollbackDue, stepComplete, stepDue } from "./decisions.js";
+import {
+  capacityWait,
+  gateDue,
+  promotionDue,
+  promotionGateReached,
+  replicasForWeight,
+  rollbackDue,
+  stepComplete,
+  stepDue,
+} from "./decisions.js";
 import { progressOf, secondaryReadyNow, testFacts } from "./facts.js";
 import { enterFinalising, enterPromoting, finishIfDrained, startRollback } from "./lifecycle.js";
 import { primaryRunning } from "./observation.js";
@@ -50,11 +59,13 @@ function progress(ctx: PlanContext, canary: CanaryState): void {
       if (gateAskDue(ctx, canary, gate)) ctx.gateWanted = gate;
       return;
     }
-    evidence = { ...evidence, gate: answer };
     if (answer.passed) passGate(ctx, canary, gate);
     else if (gate !== "pre-rollout") return holdAtGate(ctx, canary, gate, answer);
+    // Seen after the gate: passing confirm-rollout restarts the deadline's clock.
+    evidence = { ...progressOf(ctx, canary), gate: answer };
     facts = testFacts(ctx, canary, evidence);
   }
+  if (capacityWait(facts)) waitForCapacity(ctx, canary);
   const results = ctx.observed.analysis;
   let verdict: Verdict | undefined;
   if (stepComplete(facts)) {
@@ -125,6 +136,8 @@ function gateAskDue(ctx: PlanContext, canary: CanaryState, type: GateType): bool
 function passGate(ctx: PlanContext, canary: CanaryState, type: GateType): void {
   const passed = canary.gates?.passed ?? [];
   canary.gates = { passed: [...passed, type] };
+  // The secondary starts only now (secondaryHeld): its progress deadline counts from here.
+  if (type === "confirm-rollout") canary.stepStartedAt = ctx.at;
   emit(ctx, "Normal", "GatePassed", `the ${type} webhooks answered 2xx for ${canary.image}`);
 }
 
@@ -140,6 +153,30 @@ function holdAtGate(ctx: PlanContext, canary: CanaryState, type: GateType, answe
   if (previous?.type !== type) {
     emit(ctx, "Normal", "WaitingForWebhook", `${canary.image} waits for the ${type} webhook ${name}: ${message}`);
   }
+}
+
+/** The Progressing reason while a step waits for the next step's pods (spec.scaling: weighted). */
+export const WAITING_FOR_CAPACITY = "WaitingForCapacity";
+
+/**
+ * The step lasted its interval, but the next step's pods are not all Available: its analysis waits for
+ * them. Recorded for the condition and the message; said once, when the wait begins.
+ */
+function waitForCapacity(ctx: PlanContext, canary: CanaryState): void {
+  const { spec } = ctx;
+  const weight = stepWeight(spec.analysis.weights, canary.step + 1);
+  const needed = replicasForWeight(spec.replicas, spec.testReplicas, weight);
+  const available = Math.min(needed, ctx.observed.secondary?.currentAvailable ?? 0);
+  ctx.capacityWait = { available, needed, weight };
+  const previousReason = ctx.previous.conditions?.find((c) => c.type === "Progressing")?.reason;
+  if (previousReason !== WAITING_FOR_CAPACITY) {
+    emit(ctx, "Normal", WAITING_FOR_CAPACITY, `${capacityMessage(ctx.capacityWait)} (${canary.image})`);
+  }
+}
+
+/** What a step waiting for capacity waits for, in words. */
+export function capacityMessage(wait: CapacityWait): string {
+  return `waiting for ${wait.needed} secondary pods Available before ${wait.weight}% (${wait.available} of ${wait.needed} so far)`;
 }
 
 /** The secondary's readiness changed: the step begins again, and its weight follows readiness. */

@@ -3,7 +3,7 @@ import { CONDITION } from "../api/types.js";
 import { setCondition } from "./conditions.js";
 import type { PlanContext } from "./context.js";
 import { rejectedReady } from "./reported.js";
-import { PROMOTION_OVERDUE } from "./stages.js";
+import { capacityMessage, PROMOTION_OVERDUE, WAITING_FOR_CAPACITY } from "./stages.js";
 
 /** What a running test is doing, in a few words, for the Progressing condition. */
 function progressingMessage(canary: CanaryState): string {
@@ -76,11 +76,20 @@ export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[
   const previous = list.find((c) => c.type === CONDITION.Progressing);
   if (canary !== undefined) {
     const waiting = heldAtGate(canary);
-    const reason = overdue ? PROMOTION_OVERDUE : waiting !== undefined ? "WaitingForWebhook" : canary.stage;
+    const capacity = canary.stage === "Stepping" ? ctx.capacityWait : undefined;
+    const reason = overdue
+      ? PROMOTION_OVERDUE
+      : waiting !== undefined
+        ? "WaitingForWebhook"
+        : capacity !== undefined
+          ? WAITING_FOR_CAPACITY
+          : canary.stage;
     const message =
       waiting !== undefined
         ? `testing ${canary.image}; held by the ${waiting.type} webhook ${waiting.name}: ${waiting.message}`
-        : progressingMessage(canary);
+        : capacity !== undefined
+          ? `testing ${canary.image}; ${capacityMessage(capacity)}`
+          : progressingMessage(canary);
     list = setCondition(list, { type: CONDITION.Progressing, status: "True", reason, message, ...gen }, at);
   } else if (ctx.ended !== undefined) {
     list = setCondition(

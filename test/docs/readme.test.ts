@@ -39,7 +39,7 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   { command: /^node dist\/src\/main\.js --help$/, by: "here" },
   { command: /^kubectl kustomize config\/default \| kubectl apply --server-side -f -$/, by: "here" },
   { command: /^kubectl (patch|get|describe|annotate) canaryapp NAME/, by: "here" },
-  { command: /^kubectl label secret NAME canaryapp\.io\/prometheus-credentials=true$/, by: "here" },
+  { command: /^kubectl label secret NAME canaryapp\.io\/credentials=true$/, by: "here" },
   // .ci/run runs `make test`, whose prerequisites are these targets (checked below).
   { command: /^make (test|build|lint|test-unit|test-integration|test-e2e|test-docs)$/, by: ".ci/run (make test)" },
   {
@@ -453,14 +453,10 @@ describe("make demo ARGS=--keep, then the README's one-liners against the demo's
 
     // A Secret made usable as Prometheus credentials, as the Security section says.
     assert.equal((await sh(`kubectl create secret generic prom-auth --from-literal=token=t`, env)).code, 0);
-    await run(using("kubectl label secret NAME canaryapp.io/prometheus-credentials"), { [APP]: "prom-auth" });
+    await run(using("kubectl label secret NAME canaryapp.io/credentials"), { [APP]: "prom-auth" });
     assert.equal(
-      (
-        await sh(
-          `kubectl get secret prom-auth -o jsonpath='{.metadata.labels.canaryapp\\.io/prometheus-credentials}'`,
-          env,
-        )
-      ).stdout,
+      (await sh(`kubectl get secret prom-auth -o jsonpath='{.metadata.labels.canaryapp\\.io/credentials}'`, env))
+        .stdout,
       "true",
     );
 

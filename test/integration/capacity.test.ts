@@ -2,7 +2,7 @@
  * Capacity follows weight (spec.scaling: weighted), on the real API server with a real Prometheus (the
  * Deployment controller is played by the test, which holds back how many of the secondary's pods become
  * available): the secondary is sized for the weight it takes next, and the weight moves only once those
- * pods are Available; the primary keeps its replicas until promotion.
+ * pods are Available, and the wait for them is said; the primary keeps its replicas until promotion.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -10,6 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { eventually } from "../support/kube.js";
 import { getDeployment } from "../support/workloads.js";
 import {
+  appEvents,
   appSpec,
   changeImage,
   deployApp,
@@ -49,6 +50,13 @@ describe("capacity follows weight", () => {
       assert.equal((await getDeployment(env.kc, env.namespace, secondary))?.spec?.replicas, 3);
       assert.equal(recorder.currentWeights()?.secondary, 10, recorder.describe());
       assert.equal((await getDeployment(env.kc, env.namespace, `${name}-primary`))?.spec?.replicas, 10);
+      // The wait says so: in the Progressing condition, and in one Event however many reconciles it lasts.
+      const waiting = (await env.apps.get(name)).status?.conditions?.find((c) => c.type === "Progressing");
+      assert.equal(waiting?.reason, "WaitingForCapacity");
+      assert.match(waiting?.message ?? "", /waiting for 3 secondary pods Available before 30% \(1 of 3 so far\)/);
+      const said = (await appEvents(env, name)).filter((e) => e.reason === "WaitingForCapacity");
+      assert.equal(said.length, 1, JSON.stringify(said));
+      assert.equal(said[0]?.count, 1);
 
       // The 3 pods come up: the step's analysis runs, the weight moves to 30, the secondary grows for 50.
       env.podLimits.set(secondary, 3);

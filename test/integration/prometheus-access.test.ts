@@ -32,8 +32,10 @@ import {
 } from "../support/rollout-env.js";
 import { seen } from "../support/rollout-recorder.js";
 
-/** The label that marks a Secret as made for Prometheus credentials. */
+/** The older name of the label that marks a Secret as made for the controller (still accepted). */
 const CREDENTIALS_LABEL = "canaryapp.io/prometheus-credentials";
+/** Its current name. */
+const NEUTRAL_LABEL = "canaryapp.io/credentials";
 
 interface Listener {
   url: string;
@@ -174,7 +176,7 @@ describe("the controller is no confused deputy", () => {
       assert.equal(condition?.status, "True");
       assert.match(
         condition?.message ?? "",
-        /^spec\.prometheus\.secretRef deployer-token: no Secret of that name in namespace \S+ carries the label canaryapp\.io\/prometheus-credentials=true/,
+        /^spec\.prometheus\.secretRef deployer-token: no Secret of that name in namespace \S+ carries the label canaryapp\.io\/credentials=true \(nor its older name canaryapp\.io\/prometheus-credentials=true\)/,
       );
       assert.equal(app.status?.phase, "Invalid");
       // Not the image's fault: nothing recorded against it, no traffic moved, no secondary.
@@ -261,4 +263,28 @@ describe("the controller is no confused deputy", () => {
       }
     },
   );
+
+  test("a Secret labelled canaryapp.io/credentials is used for Prometheus", { timeout: 60_000 }, async () => {
+    const name = "neutral";
+    const token = `neutral-${randomBytes(8).toString("hex")}`;
+    await env.core.createNamespacedSecret({
+      namespace: env.namespace,
+      body: {
+        metadata: { name: "neutral-creds", labels: { [NEUTRAL_LABEL]: "true" } },
+        type: "Opaque",
+        data: { token: b64(token) },
+      },
+    });
+    const recorder = await deployApp(env, name, appSpec(env, name, { maxWeight: 20 }));
+    env.exporter.set(TEST_METRICS.errors, name, 0);
+    const patched = await env.apps.patchSpec(name, {
+      image: image(name, "v2"),
+      prometheusURL: prometheus.url,
+      prometheus: { secretRef: { name: "neutral-creds" } },
+    });
+    const status = await untilSettled(recorder, "Healthy", { generation: patched.metadata.generation ?? 0 }, 45_000);
+    assert.equal(status.primaryImage, image(name, "v2"));
+    const sent = prometheus.requests.filter((r) => r.authorization === `Bearer ${token}`);
+    assert.ok(sent.length >= 1, "queries carried the token of the Secret with the new label");
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * Webhook gates and notifications on the real API server with a real Prometheus, the controller in this
  * process, and a local receiver: the notices of a promoted and a rolled-back release arrive in order with
- * the reason and the value; a confirm-promotion gate holds the test until it answers 200; a failing
+ * the reason and the value; a confirm-rollout gate holds the test before its secondary exists, and a
+ * confirm-promotion gate holds it before promotion, until they answer 200; a failing
  * pre-rollout rolls back before any traffic; a controller SIGKILLed between a rollback and its notice
  * still delivers it, once per idempotency key.
  */
@@ -9,7 +10,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CanaryAppSpec } from "../../src/api/types.js";
-import { CREDENTIALS_LABEL } from "../../src/metrics/credentials.js";
+import { CREDENTIALS_LABEL, LEGACY_CREDENTIALS_LABEL } from "../../src/metrics/credentials.js";
 import { TEST_METRICS } from "../support/exporter.js";
 import { eventually } from "../support/kube.js";
 import { spawnController, type ControllerProcess } from "../support/process.js";
@@ -25,12 +26,17 @@ import {
   type RolloutEnv,
 } from "../support/rollout-env.js";
 
-/** A Secret holding a notification URL, labelled so the controller's cache holds it. */
-async function notificationSecret(env: RolloutEnv, name: string, url: string): Promise<void> {
+/** A Secret holding a notification URL, labelled (by default canaryapp.io/credentials) so the controller's cache holds it. */
+async function notificationSecret(
+  env: RolloutEnv,
+  name: string,
+  url: string,
+  label: string = CREDENTIALS_LABEL,
+): Promise<void> {
   await env.core.createNamespacedSecret({
     namespace: env.namespace,
     body: {
-      metadata: { name, labels: { [CREDENTIALS_LABEL]: "true" } },
+      metadata: { name, labels: { [label]: "true" } },
       stringData: { url },
     },
   });
@@ -157,6 +163,47 @@ describe("webhooks and notifications", () => {
     assert.ok(promotedAt >= openedAt, "the primary got v2 only after the gate answered 200");
   });
 
+  test("a confirm-rollout gate holds the test before the secondary exists", { timeout: 90_000 }, async () => {
+    const name = "confirmed";
+    let open = false;
+    receiver.answer = (path) => (path === `/confirm/${name}` ? (open ? 200 : 503) : 200);
+    const spec = appSpec(env, name, {
+      maxWeight: 20,
+      webhooks: [{ name: "approve", type: "confirm-rollout", url: `${receiver.url}/confirm/${name}` }],
+    });
+    const recorder = await deployApp(env, name, spec);
+    const v2 = image(name, "v2");
+    const patched = await changeImage(env, name, v2);
+    const held = await recorder.until("held at confirm-rollout", (r) =>
+      r.app?.status?.conditions?.find((c) => c.type === "Progressing")?.reason === "WaitingForWebhook"
+        ? r.app
+        : undefined,
+    );
+    assert.equal(held.status?.canary?.stage, "WaitingForSecondary");
+    assert.match(
+      held.status?.conditions?.find((c) => c.type === "Progressing")?.message ?? "",
+      /confirm-rollout webhook approve: approve answered 503/,
+    );
+    // Held for a few intervals: asked again, and no secondary Deployment meanwhile.
+    await sleep(3 * INTERVAL_MS);
+    assert.ok(receiver.received.filter((r) => r.path === `/confirm/${name}`).length >= 2, "asked again while held");
+    assert.deepEqual(
+      recorder.secondary.filter((s) => s.at >= patched.at && s.value !== null),
+      [],
+      "no secondary Deployment while confirm-rollout answers 503",
+    );
+
+    open = true;
+    const openedAt = Date.now();
+    const status = await untilSettled(recorder, "Healthy", patched);
+    assert.equal(status.primaryImage, v2);
+    const created = recorder.secondary.find((s) => s.at >= patched.at && s.value === v2)?.at;
+    assert.ok(
+      created !== undefined && created >= openedAt,
+      "the secondary appeared only after the receiver answered 200",
+    );
+  });
+
   test("a failing pre-rollout rolls back before any traffic", { timeout: 60_000 }, async () => {
     const name = "premature";
     receiver.answer = (path) => (path === `/pre/${name}` ? 500 : 200);
@@ -206,7 +253,8 @@ describe("notifications across a controller killed before it could tell", () => 
     async () => {
       let refuseRollback = true;
       receiver.answer = (_path, body) => (body["event"] === "RolledBack" && refuseRollback ? 503 : 200);
-      await notificationSecret(env, "outlived-hook", `${receiver.url}/notify`);
+      // The label's older name still works for notification URLs.
+      await notificationSecret(env, "outlived-hook", `${receiver.url}/notify`, LEGACY_CREDENTIALS_LABEL);
       const first = start(1);
       const recorder = await deployApp(env, name, {
         ...appSpec(env, name, { maxWeight: 20 }),

@@ -40,7 +40,8 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch", "update"]
-# Listed and watched only with the selector canaryapp.io/prometheus-credentials=true.
+# Listed and watched only with the selectors canaryapp.io/credentials=true and (its older name)
+# canaryapp.io/prometheus-credentials=true.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["list", "watch"]
