@@ -13,6 +13,8 @@ import { benchRollout, type RolloutLatency } from "./rollout.js";
 import { benchScale, type ScaleResult } from "./scale.js";
 
 const apps = Number(process.env["BENCH_APPS"] ?? 200);
+/** Rollouts per latency figure (BENCH_ROLLOUTS shortens a run; default 5 for the rollout, 3 per capacity mode). */
+const rollouts = process.env["BENCH_ROLLOUTS"] === undefined ? undefined : Number(process.env["BENCH_ROLLOUTS"]);
 
 const date = new Date().toISOString();
 /** Every figure printed below, as measured (milliseconds and seconds as the names say). */
@@ -38,13 +40,13 @@ console.log(`control plane (api profile) ready in ${(controlPlane.startupMs / 10
 try {
   // The rollout helpers read the control plane from the environment, as the tests do.
   process.env["KUBECONFIG"] = controlPlane.kubeconfigPath;
-  const rollout = await benchRollout();
+  const rollout = await benchRollout(rollouts ?? 5);
   figures.rollout = rollout;
   const ms = (s: { n: number; median: number; max: number }) => `median ${s.median} ms, max ${s.max} ms (n=${s.n})`;
   console.log(`rollout: spec.image patch → secondary Deployment created: ${ms(rollout.patchToSecondaryMs)}`);
   console.log(`rollout: time per step beyond the ${rollout.intervalMs / 1000} s interval: ${ms(rollout.stepExtraMs)}`);
 
-  const capacity = await benchCapacity();
+  const capacity = await benchCapacity(rollouts ?? 3);
   figures.capacity = capacity;
   for (const mode of ["fixed", "weighted"] as const) {
     console.log(

@@ -1,3 +1,4 @@
+import { deployedImage } from "../../src/rollout/subject.js";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { childNames } from "../../src/api/meta.js";
 import { GROUP, PLURAL, VERSION, type CanaryApp } from "../../src/api/types.js";
@@ -93,7 +94,9 @@ export const canaryapp: Peer = {
     return (
       status?.phase === "Healthy" &&
       status.primaryImage === image &&
-      deploymentOf(view.get(deployments(namespace), childNames(app).primary)).image === image &&
+      // The primary is pinned to the digest the tested pods ran, when they reported one.
+      deploymentOf(view.get(deployments(namespace), childNames(app).primary)).image ===
+        deployedImage(image, status.primary?.image === image ? status.primary.digest : undefined) &&
       weights?.primary === 100
     );
   },

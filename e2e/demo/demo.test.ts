@@ -72,6 +72,8 @@ describe("the sample the demo applies", () => {
     assert.equal(withTag("registry.local:5000/app", "v2"), "registry.local:5000/app:v2");
     assert.equal(tagOf("registry.local:5000/app:v2"), "v2");
     assert.equal(tagOf("registry.local:5000/app"), "registry.local:5000/app");
+    assert.equal(tagOf(`team/app:v2@sha256:${"b2b8afa95a0c".padEnd(64, "0")}`), "v2@b2b8afa95a0c");
+    assert.equal(tagOf(`team/app@sha256:${"b2b8afa95a0c".padEnd(64, "0")}`), "@b2b8afa95a0c");
   });
 
   test("weights fold into the steps a test went through", () => {

@@ -407,8 +407,18 @@ export function trafficChecks(state: SimulatorState, app: { namespace: string; n
   ];
 }
 
-/** `team/app:v2` → `v2`. */
+/** `team/app:v2` → `v2`; a reference pinned to a digest keeps 12 of its hex digits: `v2@b2b8afa95a0c`. */
 export function tagOf(image: string): string {
+  const at = image.indexOf("@");
+  if (at >= 0) {
+    const name = image.slice(0, at);
+    const digest = image
+      .slice(at + 1)
+      .replace(/^sha256:/, "")
+      .slice(0, 12);
+    const tag = tagOf(name);
+    return `${tag === name ? "" : tag}@${digest}`;
+  }
   const slash = image.lastIndexOf("/");
   const colon = image.lastIndexOf(":");
   return colon > slash ? image.slice(colon + 1) : image;

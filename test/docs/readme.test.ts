@@ -304,10 +304,10 @@ describe("README commands", () => {
     assert.equal(run.code === 0, !violated, "the exit code says whether an invariant was violated");
   });
 
-  test("make bench prints its figures (BENCH_APPS=20 shortens it)", async () => {
+  test("make bench prints its figures (BENCH_APPS=20 and BENCH_ROLLOUTS=1 shorten it)", async () => {
     const json = join(await mkdtemp(join(tmpdir(), "canaryapp-bench-")), "bench.json");
-    const run = await sh("make bench", { ...process.env, BENCH_APPS: "20", BENCH_JSON: json });
-    show("make bench (BENCH_APPS=20)", run.stdout);
+    const run = await sh("make bench", { ...process.env, BENCH_APPS: "20", BENCH_ROLLOUTS: "1", BENCH_JSON: json });
+    show("make bench (BENCH_APPS=20, BENCH_ROLLOUTS=1)", run.stdout);
     assert.equal(run.code, 0, run.stderr);
     for (const figure of ["planner:", "rollout:", "scale: 20 CanaryApps"])
       assert.ok(run.stdout.includes(figure), figure);
@@ -324,13 +324,12 @@ describe("README commands", () => {
   });
 
   /**
-   * A tiny run (2 apps, 2 s interval, one rollout): both controllers when Flagger is already built (Flagger's own
-   * 10 s floor makes its half about two minutes); else canaryapp's half alone, with Flagger's plan from
-   * --dry-run, since building Flagger takes minutes CI should not spend. The README's table is left alone.
+   * A tiny run (2 apps, 2 s interval, one rollout) of canaryapp's half, with Flagger's plan from --dry-run:
+   * building Flagger takes minutes, and its own 10 s floor makes even a tiny half about two minutes, which the
+   * tests should not spend (the full side-by-side run is `make bench-peers` itself). The README's table is left
+   * alone.
    */
   test("make bench-peers measures each controller on the same work (tiny work shortens it)", async () => {
-    const { flaggerBuilt } = await import("../../bench/peers/flagger.js");
-    const both = flaggerBuilt();
     const json = join(await mkdtemp(join(tmpdir(), "canaryapp-bench-peers-")), "peers.json");
     const small = {
       BENCH_PEERS_APPS: "2",
@@ -338,10 +337,10 @@ describe("README commands", () => {
       BENCH_PEERS_ROLLOUTS: "1",
       BENCH_PEERS_REST_SECONDS: "5",
       BENCH_PEERS_JSON: json,
-      ...(both ? {} : { BENCH_PEERS_ONLY: "canaryapp" }),
+      BENCH_PEERS_ONLY: "canaryapp",
     };
     const run = await sh("make bench-peers", { ...process.env, ...small });
-    show(`make bench-peers (${both ? "both" : "canaryapp only: Flagger not built"})`, run.stdout);
+    show("make bench-peers (canaryapp's half)", run.stdout);
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /\| image patch → first weight \|/);
     const written = JSON.parse(await readFile(json, "utf8")) as {
@@ -355,7 +354,7 @@ describe("README commands", () => {
     };
     assert.deepEqual(
       written.peers.map((p) => p.label.split(" ")[0]),
-      both ? ["canaryapp", "Flagger"] : ["canaryapp"],
+      ["canaryapp"],
     );
     for (const peer of written.peers) {
       assert.equal(peer.rollouts.length, 1);
@@ -364,12 +363,10 @@ describe("README commands", () => {
       assert.ok(peer.rssMiB > 0);
     }
     assert.equal(await readFile(join(root, "README.md"), "utf8"), README, "a tiny run leaves the README's table alone");
-    if (!both) {
-      const plan = await sh("node dist/bench/peers.js --dry-run", { ...process.env, ...small, BENCH_PEERS_ONLY: "" });
-      assert.equal(plan.code, 0, plan.stderr);
-      for (const kind of ['"kind": "CanaryApp"', '"kind": "Deployment"', '"kind": "Canary"'])
-        assert.ok(plan.stdout.includes(kind), kind);
-    }
+    const plan = await sh("node dist/bench/peers.js --dry-run", { ...process.env, ...small, BENCH_PEERS_ONLY: "" });
+    assert.equal(plan.code, 0, plan.stderr);
+    for (const kind of ['"kind": "CanaryApp"', '"kind": "Deployment"', '"kind": "Canary"'])
+      assert.ok(plan.stdout.includes(kind), kind);
   });
 });
 
