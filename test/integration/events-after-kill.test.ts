@@ -6,8 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { AdmissionregistrationV1Api, type CoreV1Event } from "@kubernetes/client-node";
-import { eventually, rejectionMessage } from "../support/kube.js";
+import type { CoreV1Event } from "@kubernetes/client-node";
+import { holdWrites, type Hold } from "../support/admission-hold.js";
+import { eventually } from "../support/kube.js";
 import { spawnController, type ControllerProcess } from "../support/process.js";
 import {
   appEvents,
@@ -29,7 +30,7 @@ describe("Events of a transition persisted by a controller killed before telling
   let env: RolloutEnv;
   let recorder: RolloutRecorder;
   const processes: ControllerProcess[] = [];
-  const policy = { name: "" };
+  let hold: Hold | undefined;
 
   const start = (generation: number): ControllerProcess => {
     const started = spawnController(
@@ -40,8 +41,8 @@ describe("Events of a transition persisted by a controller killed before telling
     return started;
   };
 
-  /** Whether the API server refuses an Event about the app (asked with a dry run). */
-  const eventsRefused = async (): Promise<boolean> => {
+  /** Makes the API server refuse every Event about the app, and waits until it does. */
+  const holdEvents = async (): Promise<void> => {
     const probe: CoreV1Event = {
       metadata: { name: `${name}.probe`, namespace: env.namespace },
       involvedObject: { apiVersion: "canaryapp.io/v1alpha1", kind: "CanaryApp", name, namespace: env.namespace },
@@ -49,54 +50,17 @@ describe("Events of a transition persisted by a controller killed before telling
       message: "probe",
       type: "Normal",
     };
-    try {
-      await env.core.createNamespacedEvent({ namespace: env.namespace, body: probe, dryRun: "All" });
-      return false;
-    } catch (error) {
-      if (rejectionMessage(error).includes(HOLD_MESSAGE)) return true;
-      throw error;
-    }
-  };
-
-  const holdEvents = async (): Promise<void> => {
-    const admission = env.kc.makeApiClient(AdmissionregistrationV1Api);
-    policy.name = `${env.namespace}-hold-events`;
-    await admission.createValidatingAdmissionPolicy({
-      body: {
-        metadata: { name: policy.name },
-        spec: {
-          failurePolicy: "Fail",
-          matchConstraints: {
-            resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["events"] }],
-          },
-          validations: [{ expression: `object.involvedObject.name != '${name}'`, message: HOLD_MESSAGE }],
-        },
-      },
-    });
-    await admission.createValidatingAdmissionPolicyBinding({
-      body: {
-        metadata: { name: policy.name },
-        spec: {
-          policyName: policy.name,
-          validationActions: ["Deny"],
-          matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": env.namespace } } },
-        },
-      },
-    });
-    await eventually("Events refused", async () => ((await eventsRefused()) ? true : undefined), {
-      timeoutMs: 15_000,
+    hold = await holdWrites(env.kc, {
+      name: `${env.namespace}-hold-events`,
+      namespace: env.namespace,
+      rule: { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["events"] },
+      expression: `object.involvedObject.name != '${name}'`,
+      message: HOLD_MESSAGE,
+      probe: () => env.core.createNamespacedEvent({ namespace: env.namespace, body: probe, dryRun: "All" }),
     });
   };
-
   const releaseEvents = async (): Promise<void> => {
-    if (policy.name === "") return;
-    const admission = env.kc.makeApiClient(AdmissionregistrationV1Api);
-    await admission.deleteValidatingAdmissionPolicyBinding({ name: policy.name });
-    await admission.deleteValidatingAdmissionPolicy({ name: policy.name });
-    policy.name = "";
-    await eventually("Events accepted again", async () => ((await eventsRefused()) ? undefined : true), {
-      timeoutMs: 15_000,
-    });
+    await hold?.release();
   };
 
   before(async () => {

@@ -9,10 +9,11 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { AdmissionregistrationV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import { childNames } from "../../src/api/meta.js";
 import { ISTIO_NETWORKING } from "../../src/router/istio.js";
-import { eventually, MERGE_PATCH, rejectionMessage } from "../support/kube.js";
+import { holdWrites, type Hold } from "../support/admission-hold.js";
+import { MERGE_PATCH } from "../support/kube.js";
 import { spawnController, type ControllerProcess } from "../support/process.js";
 import {
   appSpec,
@@ -42,7 +43,7 @@ describe("rollout: a step's status written, its route never applied, the success
   let env: RolloutEnv;
   let recorder: RolloutRecorder;
   const processes: ControllerProcess[] = [];
-  const policy = { name: "", binding: "" };
+  let hold: Hold | undefined;
 
   const start = (): ControllerProcess => {
     const started = spawnController(
@@ -53,78 +54,35 @@ describe("rollout: a step's status written, its route never applied, the success
     return started;
   };
 
-  /** Whether the API server refuses a change of the app's VirtualService (a dry run, which admission sees). */
-  const routeRefused = async (): Promise<boolean> => {
-    try {
-      await env.kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
-        {
-          ...ISTIO_NETWORKING,
-          plural: "virtualservices",
-          namespace: env.namespace,
-          name: childNames(name).virtualService,
-          dryRun: "All",
-          body: { metadata: { annotations: { "test.canaryapp.io/probe": String(Date.now()) } } },
-        },
-        MERGE_PATCH,
-      );
-      return false;
-    } catch (error) {
-      if (rejectionMessage(error).includes(HOLD_MESSAGE)) return true;
-      throw error;
-    }
-  };
-
   /** Makes the API server refuse every change of the app's VirtualService, and waits until it does. */
   const holdRoute = async (): Promise<void> => {
-    const admission = env.kc.makeApiClient(AdmissionregistrationV1Api);
-    policy.name = `${env.namespace}-hold-route`;
-    policy.binding = policy.name;
-    await admission.createValidatingAdmissionPolicy({
-      body: {
-        metadata: { name: policy.name },
-        spec: {
-          failurePolicy: "Fail",
-          matchConstraints: {
-            resourceRules: [
-              {
-                apiGroups: [ISTIO_NETWORKING.group],
-                apiVersions: ["*"],
-                operations: ["UPDATE"],
-                resources: ["virtualservices"],
-                resourceNames: [childNames(name).virtualService],
-              },
-            ],
+    hold = await holdWrites(env.kc, {
+      name: `${env.namespace}-hold-route`,
+      namespace: env.namespace,
+      rule: {
+        apiGroups: [ISTIO_NETWORKING.group],
+        apiVersions: ["*"],
+        operations: ["UPDATE"],
+        resources: ["virtualservices"],
+        resourceNames: [childNames(name).virtualService],
+      },
+      message: HOLD_MESSAGE,
+      probe: () =>
+        env.kc.makeApiClient(CustomObjectsApi).patchNamespacedCustomObject(
+          {
+            ...ISTIO_NETWORKING,
+            plural: "virtualservices",
+            namespace: env.namespace,
+            name: childNames(name).virtualService,
+            dryRun: "All",
+            body: { metadata: { annotations: { "test.canaryapp.io/probe": String(Date.now()) } } },
           },
-          validations: [{ expression: "false", message: HOLD_MESSAGE }],
-        },
-      },
-    });
-    await admission.createValidatingAdmissionPolicyBinding({
-      body: {
-        metadata: { name: policy.binding },
-        spec: {
-          policyName: policy.name,
-          validationActions: ["Deny"],
-          matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": env.namespace } } },
-        },
-      },
-    });
-    await eventually("the route refused", async () => ((await routeRefused()) ? true : undefined), {
-      timeoutMs: 15_000,
-      intervalMs: 100,
+          MERGE_PATCH,
+        ),
     });
   };
-
   const releaseRoute = async (): Promise<void> => {
-    if (policy.name === "") return;
-    const admission = env.kc.makeApiClient(AdmissionregistrationV1Api);
-    await admission.deleteValidatingAdmissionPolicyBinding({ name: policy.binding });
-    await admission.deleteValidatingAdmissionPolicy({ name: policy.name });
-    policy.name = "";
-    await eventually("the route accepted again", async () => ((await routeRefused()) ? undefined : true), {
-      timeoutMs: 15_000,
-      intervalMs: 100,
-    });
+    await hold?.release();
   };
 
   before(async () => {
