@@ -11,13 +11,12 @@
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CustomObjectsApi } from "@kubernetes/client-node";
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { loadKubeConfig } from "../src/kube/client.js";
-import { canaryApps, createTestNamespace } from "../test/support/kube.js";
+import { createTestNamespace } from "../test/support/kube.js";
 import { spawnController } from "../test/support/process.js";
+import { createApps, sleep, untilAllRouted, untilReady, untilWritesSettle } from "./apps.js";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MiB = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
 export interface Row {
@@ -185,38 +184,11 @@ async function measure(kubeconfigPath: string, apps: number, snapshotDir: string
   const controller = spawnController(flags, `memory-${apps}`);
   if (previousOptions === undefined) delete process.env["NODE_OPTIONS"];
   else process.env["NODE_OPTIONS"] = previousOptions;
-  const client = canaryApps(kc, namespace);
-  const custom = kc.makeApiClient(CustomObjectsApi);
   try {
-    while ((await fetch(`http://127.0.0.1:${await controller.port()}/readyz`)).status !== 200) await sleep(50);
-    for (let i = 0; i < apps; i += 20) {
-      await Promise.all(
-        Array.from({ length: Math.min(20, apps - i) }, (_, j) =>
-          client.create({
-            metadata: { name: `app-${i + j}` },
-            spec: { image: `example/app-${i + j}:v1`, imageListenPort: 8080, replicas: 2 },
-          }),
-        ),
-      );
-    }
-    for (;;) {
-      const list = (await custom.listNamespacedCustomObject({
-        group: "networking.istio.io",
-        version: "v1",
-        plural: "virtualservices",
-        namespace,
-      })) as { items: unknown[] };
-      if (list.items.length >= apps) break;
-      await sleep(500);
-    }
-    const writes = () => controller.metric("canaryapp_api_writes_total");
-    let settled = await writes();
-    for (;;) {
-      await sleep(3000);
-      const now = await writes();
-      if (now === settled) break;
-      settled = now;
-    }
+    await untilReady(controller);
+    await createApps(kc, namespace, apps);
+    await untilAllRouted(kc, namespace, apps, 500);
+    await untilWritesSettle(controller);
     await sleep(5000);
     const rssMiB = MiB(await controller.metric("process_resident_memory_bytes"));
     const heapUsedMiB = MiB(await controller.metric("nodejs_heap_size_used_bytes"));

@@ -1,7 +1,7 @@
-import { CustomObjectsApi } from "@kubernetes/client-node";
 import { loadKubeConfig } from "../src/kube/client.js";
-import { canaryApps, createTestNamespace } from "../test/support/kube.js";
+import { createTestNamespace } from "../test/support/kube.js";
 import { spawnController } from "../test/support/process.js";
+import { createApps, sleep, untilAllRouted, untilReady, untilWritesSettle } from "./apps.js";
 
 export interface ScaleResult {
   apps: number;
@@ -39,41 +39,15 @@ export async function benchScale(
   const controller = spawnController(flags, "bench");
   if (previousOptions === undefined) delete process.env["NODE_OPTIONS"];
   else process.env["NODE_OPTIONS"] = previousOptions;
-  const client = canaryApps(kc, namespace);
-  const custom = kc.makeApiClient(CustomObjectsApi);
   const writes = () => controller.metric("canaryapp_api_writes_total");
   try {
-    while ((await fetch(`http://127.0.0.1:${await controller.port()}/readyz`)).status !== 200) await sleep(50);
+    await untilReady(controller);
     const started = Date.now();
-    for (let i = 0; i < apps; i += 20) {
-      await Promise.all(
-        Array.from({ length: Math.min(20, apps - i) }, (_, j) =>
-          client.create({
-            metadata: { name: `app-${i + j}` },
-            spec: { image: `example/app-${i + j}:v1`, imageListenPort: 8080, replicas: 2 },
-          }),
-        ),
-      );
-    }
-    for (;;) {
-      const list = (await custom.listNamespacedCustomObject({
-        group: "networking.istio.io",
-        version: "v1",
-        plural: "virtualservices",
-        namespace,
-      })) as { items: unknown[] };
-      if (list.items.length >= apps) break;
-      await sleep(100);
-    }
+    await createApps(kc, namespace, apps);
+    await untilAllRouted(kc, namespace, apps, 100);
     const secondsToAllChildren = (Date.now() - started) / 1000;
     // Let status writes and their watch events settle before measuring silence.
-    let settled = await writes();
-    for (;;) {
-      await sleep(3000);
-      const now = await writes();
-      if (now === settled) break;
-      settled = now;
-    }
+    const settled = await untilWritesSettle(controller);
     const cpuBefore = await controller.metric("process_cpu_seconds_total");
     await sleep(restWindowSeconds * 1000);
     const atRest = {
@@ -112,8 +86,6 @@ async function warmRestart(flags: string[], apps: number): Promise<ScaleResult["
     await controller.kill("SIGTERM");
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Event writes counted by the controller at `port` (canaryapp_api_writes_total with verb="event"). */
 async function eventWrites(port: number): Promise<number> {

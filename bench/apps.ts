@@ -1,0 +1,65 @@
+/**
+ * The work the scale and memory benches share: seed-like CanaryApps created 20 at a time, as a client with 20
+ * requests in flight would, and the waits around them, read from the controller's own /metrics.
+ */
+import { CustomObjectsApi } from "@kubernetes/client-node";
+import type { PooledKubeConfig } from "../src/kube/client.js";
+import { canaryApps } from "../test/support/kube.js";
+import type { ControllerProcess } from "../test/support/process.js";
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Until the controller's /readyz answers 200. */
+export async function untilReady(controller: ControllerProcess): Promise<void> {
+  while ((await fetch(`http://127.0.0.1:${await controller.port()}/readyz`)).status !== 200) await sleep(50);
+}
+
+/** Creates `app-0` … `app-(apps-1)`, 20 requests in flight. */
+export async function createApps(kc: PooledKubeConfig, namespace: string, apps: number): Promise<void> {
+  const client = canaryApps(kc, namespace);
+  for (let i = 0; i < apps; i += 20) {
+    await Promise.all(
+      Array.from({ length: Math.min(20, apps - i) }, (_, j) =>
+        client.create({
+          metadata: { name: `app-${i + j}` },
+          spec: { image: `example/app-${i + j}:v1`, imageListenPort: 8080, replicas: 2 },
+        }),
+      ),
+    );
+  }
+}
+
+/** Until every app has its VirtualService (the last child applied), polling every `pollMs`. */
+export async function untilAllRouted(
+  kc: PooledKubeConfig,
+  namespace: string,
+  apps: number,
+  pollMs: number,
+): Promise<void> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  for (;;) {
+    const list = (await custom.listNamespacedCustomObject({
+      group: "networking.istio.io",
+      version: "v1",
+      plural: "virtualservices",
+      namespace,
+    })) as { items: unknown[] };
+    if (list.items.length >= apps) return;
+    await sleep(pollMs);
+  }
+}
+
+/**
+ * Until the controller's write counter stands still for 3 s (status writes and their watch events settled);
+ * returns the count then.
+ */
+export async function untilWritesSettle(controller: ControllerProcess): Promise<number> {
+  const writes = () => controller.metric("canaryapp_api_writes_total");
+  let settled = await writes();
+  for (;;) {
+    await sleep(3000);
+    const now = await writes();
+    if (now === settled) return settled;
+    settled = now;
+  }
+}
