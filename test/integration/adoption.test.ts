@@ -50,8 +50,11 @@ describe("adoption safety", () => {
       assert.match(condition.message, /Service .*\/shop already exists and it is not ours, so it is left unchanged/);
       const handOver = /kubectl -n \S+ annotate service shop canaryapp\.io\/adopt=shop/.exec(condition.message)?.[0];
       assert.ok(handOver, condition.message);
-      const events = await core.listNamespacedEvent({ namespace, fieldSelector: "involvedObject.name=shop" });
-      assert.ok(events.items.some((e) => e.reason === "ChildNotOwned" && e.type === "Warning"));
+      // The Warning follows the condition's status write.
+      await eventually("a ChildNotOwned Warning about shop", async () => {
+        const events = await core.listNamespacedEvent({ namespace, fieldSelector: "involvedObject.name=shop" });
+        return events.items.some((e) => e.reason === "ChildNotOwned" && e.type === "Warning") ? true : undefined;
+      });
 
       const service = await core.readNamespacedService({ namespace, name: "shop" });
       assert.deepEqual(service.spec?.selector, { app: "shop-legacy" }, "the user's selector is kept");
