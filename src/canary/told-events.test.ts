@@ -51,8 +51,8 @@ describe("toTell and told", () => {
   test("the pending Events with their names, in order", () => {
     const a = app({ lastEvents: { seq: 2, at: AT, pending: [STEP, PROMOTED] } });
     assert.deepEqual(toTell(a, now), [
-      { name: eventName(a, 2, 0), event: STEP },
-      { name: eventName(a, 2, 1), event: PROMOTED },
+      { name: eventName(a, 2, 0, AT), event: STEP },
+      { name: eventName(a, 2, 1, AT), event: PROMOTED },
     ]);
   });
 
@@ -77,18 +77,25 @@ describe("toTell and told", () => {
 describe("eventName", () => {
   test("the same for every controller; a valid name of the app's Event shape", () => {
     const a = app({});
-    assert.equal(eventName(a, 4, 1), eventName(structuredClone(a), 4, 1));
-    assert.match(eventName(a, 4, 1), /^web\.[0-9a-f]{16}$/);
+    assert.equal(eventName(a, 4, 1, AT), eventName(structuredClone(a), 4, 1, AT));
+    assert.match(eventName(a, 4, 1, AT), /^web\.[0-9a-f]{24}$/);
+  });
+
+  test("in time order, and a transition's Events in their planned order, when listed by name", () => {
+    const a = app({});
+    const later = new Date(Date.parse(AT) + 1).toISOString();
+    const names = [eventName(a, 4, 0, AT), eventName(a, 4, 1, AT), eventName(a, 4, 9, AT), eventName(a, 5, 0, later)];
+    assert.deepEqual([...names].sort(), names);
   });
 
   test("distinct across apps (uid), transitions and indexes", () => {
     fc.assert(
       fc.property(
-        fc.tuple(fc.uuid(), fc.nat(1000), fc.nat(9)),
-        fc.tuple(fc.uuid(), fc.nat(1000), fc.nat(9)),
+        fc.tuple(fc.uuid(), fc.nat(999), fc.nat(9)),
+        fc.tuple(fc.uuid(), fc.nat(999), fc.nat(9)),
         ([u1, s1, i1], [u2, s2, i2]) => {
           fc.pre(u1 !== u2 || s1 !== s2 || i1 !== i2);
-          assert.notEqual(eventName(app({}, u1), s1, i1), eventName(app({}, u2), s2, i2));
+          assert.notEqual(eventName(app({}, u1), s1, i1, AT), eventName(app({}, u2), s2, i2, AT));
         },
       ),
     );
@@ -97,6 +104,6 @@ describe("eventName", () => {
   test("a long app name is cut so that the Event's name stays within 253 characters", () => {
     const a = app({});
     a.metadata.name = "a".repeat(253);
-    assert.equal(eventName(a, 1, 0).length, 253);
+    assert.equal(eventName(a, 1, 0, AT).length, 253);
   });
 });

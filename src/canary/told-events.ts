@@ -2,7 +2,7 @@
  * The Events of a status transition, recorded with it (pure; ADR 0001). The status write that records a
  * transition also records the Events it calls for as `status.lastEvents.pending`; once they are known to
  * exist the next status write drops `pending`. A controller killed in between leaves them pending, and the
- * next reconcile tells them again. Each Event is named after (app uid, transition, index), so telling it
+ * next reconcile tells them again. Each Event is named after (transition time, number, index, app uid), so telling it
  * twice is a 409 the recorder ignores: at least once, never twice.
  */
 import { createHash } from "node:crypto";
@@ -39,7 +39,7 @@ export function withTransition(
 export function toTell(app: CanaryApp, now: Date): { name: string; event: PlannedEvent }[] {
   const last = app.status?.lastEvents;
   if (last?.pending === undefined || last.pending.length === 0 || stale(last, now)) return [];
-  return last.pending.map((event, index) => ({ name: eventName(app, last.seq, index), event }));
+  return last.pending.map((event, index) => ({ name: eventName(app, last.seq, index, last.at), event }));
 }
 
 /** Whether the transition is too old for its Events to be told again. */
@@ -56,12 +56,17 @@ export function told(status: CanaryAppStatus): CanaryAppStatus {
 }
 
 /**
- * The name of a transition's index-th Event: `<app name>.<16 hex>` like client-go's, the hex a hash of the
- * app's uid, the transition's number and the index, so that every controller names it alike.
+ * The name of a transition's index-th Event: `<app name>.<24 hex>`, the first 16 the transition's time in
+ * nanoseconds (as client-go names Events, so a listing by name is in time order; the transition's number
+ * and the index in the last digits keep its Events in the order they were planned), the last 8 a hash of the
+ * app's uid. Every controller reads the same time from status, so every controller names it alike.
  */
-export function eventName(app: CanaryApp, seq: number, index: number): string {
+export function eventName(app: CanaryApp, seq: number, index: number, at: string): string {
   const name = app.metadata.name ?? "object";
   const identity = app.metadata.uid ?? `${app.metadata.namespace ?? ""}/${name}`;
-  const hash = createHash("sha256").update(`${identity}/${seq}/${index}`).digest("hex").slice(0, 16);
-  return `${name.slice(0, 253 - 17)}.${hash}`;
+  const ms = Date.parse(at);
+  const nanos = BigInt(Number.isNaN(ms) ? 0 : ms) * 1_000_000n + BigInt((seq % 1000) * 1000 + index);
+  const time = nanos.toString(16).padStart(16, "0");
+  const hash = createHash("sha256").update(identity).digest("hex").slice(0, 8);
+  return `${name.slice(0, 253 - 25)}.${time}${hash}`;
 }
