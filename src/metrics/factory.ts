@@ -85,7 +85,7 @@ export class ProviderPool {
   }
 }
 
-/** The pool of callers that bring none (`providerFor` and `createQueryRunner` without one). */
+/** The pool of callers that bring none (`providerFor` and `runAppQueries` without one). */
 const sharedPool = new ProviderPool();
 
 /** Forgets every provider of the shared pool. */

@@ -11,8 +11,7 @@ import { prometheusAccess } from "./access.js";
 import { PrometheusConfigError } from "./errors.js";
 import { clearProviderCache, providerFor } from "./factory.js";
 import { PrometheusProvider } from "./prometheus.js";
-import { STATUS_MESSAGE_MAX } from "./prometheus-analysis.js";
-import { createQueryRunner } from "./query-runner.js";
+import { runAppQueries, STATUS_MESSAGE_MAX } from "./prometheus-analysis.js";
 import { allowsUrl, parseUrlPolicy } from "./url-policy.js";
 
 interface Listener {
@@ -113,8 +112,9 @@ describe("error text in status", () => {
   });
 
   test("a long or unprintable error is cut to a short printable message", async () => {
-    const run = createQueryRunner({ retry: noRetry }, () => Promise.resolve(null));
-    const [outcome] = await run(app(server.url), undefined, ["up"]);
+    const run = (a: CanaryApp, queries: string[]) =>
+      runAppQueries(a, queries, { defaults: { retry: noRetry }, readSecret: () => Promise.resolve(null) });
+    const [outcome] = await run(app(server.url), ["up"]);
     assert.equal(outcome?.kind, "error");
     const message = outcome?.kind === "error" ? outcome.message : "";
     assert.ok(message.length <= STATUS_MESSAGE_MAX, `${message.length} characters`);
@@ -123,8 +123,9 @@ describe("error text in status", () => {
   });
 
   test("a non-Prometheus body is shown by its first line only", async () => {
-    const run = createQueryRunner({ retry: noRetry }, () => Promise.resolve(null));
-    const [outcome] = await run(app(`${server.url}/plain`), undefined, ["up"]);
+    const run = (a: CanaryApp, queries: string[]) =>
+      runAppQueries(a, queries, { defaults: { retry: noRetry }, readSecret: () => Promise.resolve(null) });
+    const [outcome] = await run(app(`${server.url}/plain`), ["up"]);
     const message = outcome?.kind === "error" ? outcome.message : "";
     assert.match(message, /HTTP 400: first line$/);
     assert.doesNotMatch(message, /secret/);
@@ -154,8 +155,9 @@ describe("the provider factory with the controller's access rules", () => {
       assert.match(err.message, /^CanaryApp shop\/web: spec\.prometheusURL http:\/\/127\.0\.0\.1:\d+ is outside/);
       return true;
     });
-    const run = createQueryRunner({ vet: access.vet }, access.readSecret);
-    const outcomes = await run(app, undefined, ["up", "up"]);
+    const run = (a: CanaryApp, queries: string[]) =>
+      runAppQueries(a, queries, { defaults: { vet: access.vet }, readSecret: access.readSecret });
+    const outcomes = await run(app, ["up", "up"]);
     assert.deepEqual(
       outcomes.map((o) => (o.kind === "error" ? o.reason : o.kind)),
       ["PrometheusConfigInvalid", "PrometheusConfigInvalid"],

@@ -6,7 +6,7 @@ import { PrometheusQueryError, PrometheusUnavailableError } from "./errors.js";
 import { clearProviderCache } from "./factory.js";
 import { scalarBody, startFakePrometheus } from "./fake-prometheus.test-helpers.js";
 import type { DataOutcome, MetricsProvider } from "./provider.js";
-import { createQueryRunner } from "./query-runner.js";
+import { runAppQueries } from "./prometheus-analysis.js";
 import { runChecks } from "./runner.js";
 
 /** A provider answering from a table, each answer after `delayMs`, counting queries in flight. */
@@ -53,7 +53,7 @@ describe("runChecks", () => {
   });
 });
 
-describe("createQueryRunner", () => {
+describe("runAppQueries", () => {
   const app = (spec: Partial<CanaryApp["spec"]>): CanaryApp => ({
     metadata: { name: "web", namespace: "shop" },
     spec: { image: "web:v1", imageListenPort: 8080, ...spec },
@@ -62,8 +62,9 @@ describe("createQueryRunner", () => {
   test("queries the app's Prometheus", async () => {
     const server = await startFakePrometheus(() => ({ status: 200, body: scalarBody("0.5") }));
     try {
-      const run = createQueryRunner({}, () => Promise.resolve(undefined));
-      assert.deepEqual(await run(app({ prometheusURL: server.url }), undefined, ["q1", "q2"]), [
+      const run = (a: CanaryApp, queries: string[]) =>
+        runAppQueries(a, queries, { defaults: {}, readSecret: () => Promise.resolve(undefined) });
+      assert.deepEqual(await run(app({ prometheusURL: server.url }), ["q1", "q2"]), [
         { kind: "value", value: 0.5 },
         { kind: "value", value: 0.5 },
       ]);
@@ -75,8 +76,9 @@ describe("createQueryRunner", () => {
   });
 
   test("settings that cannot work become error outcomes naming the app", async () => {
-    const run = createQueryRunner({}, () => Promise.resolve(undefined));
-    const outcomes = await run(app({}), undefined, ["q1", "q2"]);
+    const run = (a: CanaryApp, queries: string[]) =>
+      runAppQueries(a, queries, { defaults: {}, readSecret: () => Promise.resolve(undefined) });
+    const outcomes = await run(app({}), ["q1", "q2"]);
     assert.equal(outcomes.length, 2);
     for (const o of outcomes) {
       assert.equal(o.kind, "error");
@@ -86,9 +88,10 @@ describe("createQueryRunner", () => {
   });
 
   test("a Secret that cannot be read rejects, so the reconcile is retried", async () => {
-    const run = createQueryRunner({}, () => Promise.reject(new Error("apiserver down")));
+    const run = (a: CanaryApp, queries: string[]) =>
+      runAppQueries(a, queries, { defaults: {}, readSecret: () => Promise.reject(new Error("apiserver down")) });
     await assert.rejects(
-      run(app({ prometheusURL: "http://p", prometheus: { secretRef: { name: "s" } } }), undefined, ["q"]),
+      run(app({ prometheusURL: "http://p", prometheus: { secretRef: { name: "s" } } }), ["q"]),
       /reading Secret shop\/s failed/,
     );
   });
