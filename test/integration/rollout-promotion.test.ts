@@ -20,6 +20,7 @@ import {
   untilSettled,
   untilWeight,
   type RolloutEnv,
+  PROMOTED_STEP_BY_STEP,
 } from "../support/rollout-env.js";
 import { seen } from "../support/rollout-recorder.js";
 
@@ -43,15 +44,7 @@ describe("rollout: promotion", () => {
     const patched = await changeImage(env, name, v2);
     const status = await untilSettled(recorder, "Healthy", patched);
 
-    assert.deepEqual(recorder.weightPairs(patched.at), [
-      [100, 0],
-      [90, 10],
-      [80, 20],
-      [70, 30],
-      [60, 40],
-      [50, 50],
-      [100, 0],
-    ]);
+    assert.deepEqual(recorder.weightPairs(patched.at), PROMOTED_STEP_BY_STEP);
     assert.deepEqual(seen(recorder.secondary, patched.at), [v2, null], "the secondary ran v2, then was removed");
     assert.deepEqual(seen(recorder.primary), [null, v1, v2], "the primary ran v1, then v2");
     assert.equal(await secondaryExists(env, name), false);

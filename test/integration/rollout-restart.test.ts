@@ -21,6 +21,7 @@ import {
   untilSettled,
   untilWeight,
   type RolloutEnv,
+  PROMOTED_STEP_BY_STEP,
 } from "../support/rollout-env.js";
 import { seen, type RolloutRecorder } from "../support/rollout-recorder.js";
 
@@ -78,15 +79,7 @@ describe("rollout: controller killed mid-test", () => {
     const killedAt = await killAndReplace();
     const status = await untilSettled(recorder, "Healthy", patched);
 
-    assert.deepEqual(recorder.weightPairs(patched.at), [
-      [100, 0],
-      [90, 10],
-      [80, 20],
-      [70, 30],
-      [60, 40],
-      [50, 50],
-      [100, 0],
-    ]);
+    assert.deepEqual(recorder.weightPairs(patched.at), PROMOTED_STEP_BY_STEP);
     assert.deepEqual(seen(recorder.primary), [null, v1, v2]);
     assert.equal(status.primaryImage, v2);
     const steps = (await appEvents(env, name))

@@ -25,6 +25,7 @@ import {
   untilSettled,
   untilWeight,
   type RolloutEnv,
+  PROMOTED_STEP_BY_STEP,
 } from "../support/rollout-env.js";
 import type { RolloutRecorder } from "../support/rollout-recorder.js";
 
@@ -117,15 +118,7 @@ describe("rollout: a step's status written, its route never applied, the success
     const status = await untilSettled(recorder, "Healthy", patched);
 
     assert.equal(status.primaryImage, v2);
-    assert.deepEqual(recorder.weightPairs(patched.at), [
-      [100, 0],
-      [90, 10],
-      [80, 20],
-      [70, 30],
-      [60, 40],
-      [50, 50],
-      [100, 0],
-    ]);
+    assert.deepEqual(recorder.weightPairs(patched.at), PROMOTED_STEP_BY_STEP);
     const steps = recorder.weights.filter((w) => w.at >= patched.at && w.value !== null);
     // Every step, the last one too (its analysis, after a whole interval, began the promotion).
     const lasted = steps.slice(0, -1).map((w, i) => ({

@@ -10,6 +10,17 @@ import { RolloutRecorder, rolloutTimings, TimingLog, type RolloutTimings } from 
 
 /** The analysis interval of the rollout tests: short, and still two scrapes of a 1 s Prometheus. */
 export const INTERVAL_SECONDS = 2;
+/** The route of a test promoted step by step with the default steps (10 % to 50 %), as [primary, secondary] pairs. */
+export const PROMOTED_STEP_BY_STEP: [number, number][] = [
+  [100, 0],
+  [90, 10],
+  [80, 20],
+  [70, 30],
+  [60, 40],
+  [50, 50],
+  [100, 0],
+];
+
 export const INTERVAL_MS = INTERVAL_SECONDS * 1000;
 
 /** The threshold check on the app's error series: any error fails the step. */
