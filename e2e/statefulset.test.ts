@@ -251,6 +251,8 @@ describe("StatefulSet canaries keep every pod on its own volume", () => {
       env.exporter.set(TEST_METRICS.errors, app, 5);
       const v3 = image(app, "v3");
       await changeImage(env, app, v3);
+      // The tested ordinal runs v3 on its own claim until the route is drained (drainSeconds), then gets v2 back.
+      await untilPods(app, [all, all, v3], `during the failing test: ${app}-${CANARY_ORDINAL} on v3`);
       const failed = await untilStatus(app, "v3 rolled back", (s) => s.phase === "Failed" && s.canary === undefined);
       assert.equal(failed.failedImages?.[0]?.image, v3);
       assert.equal(failed.primaryImage, v2);
@@ -282,6 +284,8 @@ describe("StatefulSet canaries keep every pod on its own volume", () => {
     env.exporter.set(TEST_METRICS.errors, app, 5);
     const v3 = image(app, "v3");
     await changeImage(env, app, v3);
+    // The tested ordinal runs v3 on its own claim until the route is drained (drainSeconds), then gets v2 back.
+    await untilPods(app, [all, all, v3], `during the failing test: ${app}-${CANARY_ORDINAL} on v3`);
     const failed = await untilStatus(app, "v3 rolled back", (s) => s.phase === "Failed" && s.canary === undefined);
     assert.equal(failed.failedImages?.[0]?.image, v3);
     await untilPods(app, [all, all, all], "after the rollback: all three on v2 again");
