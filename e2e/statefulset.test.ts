@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { AppsV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { AppsV1Api, type CoreV1Api } from "@kubernetes/client-node";
 import type { CanaryAppSpec, CanaryAppStatus } from "../src/api/types.js";
 import { pinImage } from "../src/rollout/image-ref.js";
 import { fakeDigest } from "./cluster/fake-nodes.js";
