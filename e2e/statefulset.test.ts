@@ -235,6 +235,7 @@ describe("StatefulSet canaries keep every pod on its own volume", () => {
         "testing v2 with traffic",
         (s) => s.canary?.image === v2 && (s.weights?.secondary ?? 0) > 0,
       );
+      const firstWeight = Date.now() - patched.at;
       await assertTestRunning(app, v1, v2);
 
       const healthy = await untilStatus(
@@ -247,6 +248,9 @@ describe("StatefulSet canaries keep every pod on its own volume", () => {
       await untilPods(app, [all, all, all], "after the promotion: all three on v2");
       const done = await untilStatus(app, "one revision", (s) => s.workload?.canaryReplicas === 0);
       assert.equal(done.workload?.stableReplicas, REPLICAS);
+      console.log(
+        `# ${app}: image patch → first weight on ${app}-${CANARY_ORDINAL} ${firstWeight} ms; → all three on the promoted build ${Date.now() - patched.at} ms (5 steps of 2 s)`,
+      );
 
       env.exporter.set(TEST_METRICS.errors, app, 5);
       const v3 = image(app, "v3");
