@@ -19,6 +19,7 @@ import type { ReconcileFailure } from "../notify/outbox.js";
 import { withNotices } from "../notify/outbox.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
 import type { AnalysisRuns } from "./analysis-runs.js";
+import { childEvents, type ChildChange } from "./child-events.js";
 import { observe } from "./observe.js";
 import { stale, toTell, told, withTransition } from "./told-events.js";
 import type { Caches, ClusterWriter, EventSink, ReconcileObserver } from "./ports.js";
@@ -311,6 +312,23 @@ export class CanaryReconciler {
   }
 
   private async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<void> {
+    const changes: ChildChange[] = [];
+    try {
+      await this.change(app, spec, result, log, changes);
+    } finally {
+      // What was done is told even when a later child failed: one Event per kind of change (child-events.ts).
+      for (const event of childEvents(changes)) await this.emit(app, event, log);
+    }
+  }
+
+  /** Applies and removes the plan's children, in order, adding each change made to `changes`. */
+  private async change(
+    app: CanaryApp,
+    spec: ResolvedSpec,
+    result: Plan,
+    log: Logger,
+    changes: ChildChange[],
+  ): Promise<void> {
     const desired = desiredChildren(app, spec, result, this.deps.router, this.deps.workload);
     for (const child of desired.apply) {
       const hashed = withAppliedHash(child);
@@ -330,17 +348,13 @@ export class CanaryReconciler {
       await this.deps.writer.apply(hashed);
       const action = existing ? "Updated" : "Created";
       log.info({ kind: child.kind, child: child.metadata.name }, `${action.toLowerCase()} child`);
-      await this.emit(
-        app,
-        { type: "Normal", reason: action, message: `${action} ${child.kind} ${child.metadata.name}` },
-        log,
-      );
+      changes.push({ action, kind: child.kind, name: child.metadata.name });
     }
     for (const ref of desired.remove) {
       if (!childCache(this.deps.caches, ref.kind).get(ref.namespace, ref.name)) continue;
       await this.deps.writer.remove(ref);
       log.info({ kind: ref.kind, child: ref.name }, "deleted child");
-      await this.emit(app, { type: "Normal", reason: "Deleted", message: `Deleted ${ref.kind} ${ref.name}` }, log);
+      changes.push({ action: "Deleted", kind: ref.kind, name: ref.name });
     }
   }
 
