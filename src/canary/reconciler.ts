@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../api/clock.js";
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
+import { appRef, childNames } from "../api/meta.js";
 import { splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import { desiredChildren } from "../resources/children.js";
@@ -12,7 +13,7 @@ import type { WorkloadTarget } from "../workload/workload.js";
 import type { RenderedCheck } from "../rollout/checks.js";
 import type { Planning } from "../rollout/planner.js";
 import { startPlan } from "../rollout/planner.js";
-import { CHILDREN_APPLIED, childrenApplied, statusEqual } from "../rollout/reported.js";
+import { CHILDREN_APPLIED, childrenApplied, primaryCreated, statusEqual } from "../rollout/reported.js";
 import { timestamp } from "../rollout/time.js";
 import type { NotificationDeliveries } from "../notify/deliveries.js";
 import type { ReconcileFailure } from "../notify/outbox.js";
@@ -128,8 +129,13 @@ export class CanaryReconciler {
     // The requests this plan answered are on record in status now: they are consumed before the world is
     // changed, so a GitOps tool sees no drift for longer than the status write takes.
     if (plan.removeAnnotations.length > 0) await this.consumed(app, plan.removeAnnotations);
-    const rejection = await this.actOrRejection(app, planning.spec, plan, log);
-    const applied = childrenApplied(app.status ?? {}, rejection?.message, now);
+    const { rejection, createdPrimary } = await this.actOrRejection(app, planning.spec, plan, log);
+    const applied = primaryCreated(
+      childrenApplied(app.status ?? {}, rejection?.message, now),
+      rejection === undefined ? this.deps.workload.observe(createdPrimary) : null,
+      app.metadata.generation,
+      now,
+    );
     await this.persist(
       app,
       this.noticed(app, toldAll ? told(applied) : applied, now, [], this.newRejection(app, rejection)),
@@ -299,22 +305,24 @@ export class CanaryReconciler {
     spec: ResolvedSpec,
     result: Plan,
     log: Logger,
-  ): Promise<{ reason: "ChildRejected" | "ChildNotOwned"; message: string } | undefined> {
+  ): Promise<{ rejection?: { reason: "ChildRejected" | "ChildNotOwned"; message: string }; createdPrimary?: unknown }> {
     try {
-      await this.act(app, spec, result, log);
-      return undefined;
+      return { createdPrimary: await this.act(app, spec, result, log) };
     } catch (error) {
-      if (error instanceof ChildNotOwnedError) return { reason: "ChildNotOwned", message: error.message };
+      if (error instanceof ChildNotOwnedError)
+        return { rejection: { reason: "ChildNotOwned", message: error.message } };
       const code = statusCodeOf(error);
-      if (code === 400 || code === 422) return { reason: "ChildRejected", message: toError(error).message };
+      if (code === 400 || code === 422)
+        return { rejection: { reason: "ChildRejected", message: toError(error).message } };
       throw error;
     }
   }
 
-  private async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<void> {
+  /** Acts; resolves to the primary workload as applied when this reconcile created it. */
+  private async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<unknown> {
     const changes: ChildChange[] = [];
     try {
-      await this.change(app, spec, result, log, changes);
+      return await this.change(app, spec, result, log, changes);
     } finally {
       // What was done is told even when a later child failed: one Event per kind of change (child-events.ts).
       for (const event of childEvents(changes)) await this.emit(app, event, log);
@@ -328,8 +336,10 @@ export class CanaryReconciler {
     result: Plan,
     log: Logger,
     changes: ChildChange[],
-  ): Promise<void> {
+  ): Promise<unknown> {
     const desired = desiredChildren(app, spec, result, this.deps.router, this.deps.workload);
+    const primaryName = childNames(appRef(app).name).primary;
+    let createdPrimary: unknown;
     for (const child of desired.apply) {
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);
@@ -349,6 +359,9 @@ export class CanaryReconciler {
       const action = existing ? "Updated" : "Created";
       log.info({ kind: child.kind, child: child.metadata.name }, `${action.toLowerCase()} child`);
       changes.push({ action, kind: child.kind, name: child.metadata.name });
+      if (!existing && child.kind === this.deps.workload.kind && child.metadata.name === primaryName) {
+        createdPrimary = hashed;
+      }
     }
     for (const ref of desired.remove) {
       if (!childCache(this.deps.caches, ref.kind).get(ref.namespace, ref.name)) continue;
@@ -356,6 +369,7 @@ export class CanaryReconciler {
       log.info({ kind: ref.kind, child: ref.name }, "deleted child");
       changes.push({ action: "Deleted", kind: ref.kind, name: ref.name });
     }
+    return createdPrimary;
   }
 
   private async emit(app: CanaryApp, event: PlannedEvent, log: Logger): Promise<void> {
