@@ -66,7 +66,8 @@ try {
   }
 
   if (runs("scale")) {
-    const scale = await benchScale(controlPlane.kubeconfigPath, apps);
+    const extraFlags = (process.env["BENCH_CONTROLLER_FLAGS"] ?? "").split(" ").filter((f) => f !== "");
+    const scale = await benchScale(controlPlane.kubeconfigPath, apps, 20, undefined, extraFlags);
     figures.scale = scale;
     console.log(formatScaleTable(scale));
     console.log(

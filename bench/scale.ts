@@ -60,6 +60,8 @@ export async function benchScale(
   apps = 1000,
   restWindowSeconds = 20,
   maxOldSpaceMiB?: number,
+  /** Flags added to the controller's defaults (BENCH_CONTROLLER_FLAGS), to compare settings in like runs. */
+  extraFlags: readonly string[] = [],
 ): Promise<ScaleResult> {
   const kc = loadKubeConfig(kubeconfigPath);
   const floor = await benchFloor(kc, await createTestNamespace(kc, "floor"), apps);
@@ -67,7 +69,7 @@ export async function benchScale(
   const namespace = await createTestNamespace(kc, "bench");
   const previousOptions = process.env["NODE_OPTIONS"];
   if (maxOldSpaceMiB !== undefined) process.env["NODE_OPTIONS"] = `--max-old-space-size=${maxOldSpaceMiB}`;
-  const flags = [`--kubeconfig=${kubeconfigPath}`, `--namespaces=${namespace}`, "--leader-elect=false"];
+  const flags = [`--kubeconfig=${kubeconfigPath}`, `--namespaces=${namespace}`, "--leader-elect=false", ...extraFlags];
   const controller = spawnController(flags, "bench");
   if (previousOptions === undefined) delete process.env["NODE_OPTIONS"];
   else process.env["NODE_OPTIONS"] = previousOptions;
