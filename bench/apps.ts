@@ -3,6 +3,7 @@
  * requests in flight would, and the waits around them, read from the controller's own /metrics.
  */
 import { CustomObjectsApi } from "@kubernetes/client-node";
+import type { CanaryApp } from "../src/api/types.js";
 import type { PooledKubeConfig } from "../src/kube/client.js";
 import { canaryApps } from "../test/support/kube.js";
 import type { ControllerProcess } from "../test/support/process.js";
@@ -14,18 +15,22 @@ export async function untilReady(controller: ControllerProcess): Promise<void> {
   while ((await fetch(`http://127.0.0.1:${await controller.port()}/readyz`)).status !== 200) await sleep(50);
 }
 
+/** Requests a client keeps in flight, as the floor does: the pace the benches hold the controller to. */
+export const IN_FLIGHT = 20;
+
+/** The i-th seed-like CanaryApp of a bench. */
+export function benchApp(i: number): Omit<CanaryApp, "apiVersion" | "kind"> {
+  return {
+    metadata: { name: `app-${i}` },
+    spec: { image: `example/app-${i}:v1`, imageListenPort: 8080, replicas: 2 },
+  };
+}
+
 /** Creates `app-0` … `app-(apps-1)`, 20 requests in flight. */
 export async function createApps(kc: PooledKubeConfig, namespace: string, apps: number): Promise<void> {
   const client = canaryApps(kc, namespace);
-  for (let i = 0; i < apps; i += 20) {
-    await Promise.all(
-      Array.from({ length: Math.min(20, apps - i) }, (_, j) =>
-        client.create({
-          metadata: { name: `app-${i + j}` },
-          spec: { image: `example/app-${i + j}:v1`, imageListenPort: 8080, replicas: 2 },
-        }),
-      ),
-    );
+  for (let i = 0; i < apps; i += IN_FLIGHT) {
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, apps - i) }, (_, j) => client.create(benchApp(i + j))));
   }
 }
 

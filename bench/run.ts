@@ -10,9 +10,12 @@ import { benchPlanner } from "./planner.js";
 import { benchCapacity, type CapacityLatency } from "./capacity.js";
 import { machine, resultsPath, writeResults } from "./results.js";
 import { benchRollout, type RolloutLatency } from "./rollout.js";
-import { benchScale, type ScaleResult } from "./scale.js";
+import { benchScale, formatScaleTable, type ScaleResult } from "./scale.js";
 
-const apps = Number(process.env["BENCH_APPS"] ?? 200);
+const apps = Number(process.env["BENCH_APPS"] ?? 1000);
+/** BENCH_ONLY=scale runs only the scale table (with its floor); unset runs every part. */
+const only = process.env["BENCH_ONLY"];
+const runs = (part: "planner" | "rollout" | "capacity" | "scale") => only === undefined || only === part;
 /** Rollouts per latency figure (BENCH_ROLLOUTS shortens a run; default 5 for the rollout, 3 per capacity mode). */
 const rollouts = process.env["BENCH_ROLLOUTS"] === undefined ? undefined : Number(process.env["BENCH_ROLLOUTS"]);
 
@@ -30,9 +33,11 @@ const figures: {
   chaos?: ChaosReport[];
 } = { date, machine: machine(), apps };
 
-const planner = benchPlanner();
-figures.planner = planner;
-console.log(`planner: ${planner.plansPerSecond} plans/s (${planner.microsPerPlan.toFixed(1)} µs per plan)`);
+if (runs("planner")) {
+  const planner = benchPlanner();
+  figures.planner = planner;
+  console.log(`planner: ${planner.plansPerSecond} plans/s (${planner.microsPerPlan.toFixed(1)} µs per plan)`);
+}
 
 const controlPlane = await startControlPlane({ profile: "api" });
 figures.controlPlaneStartupMs = controlPlane.startupMs;
@@ -40,34 +45,38 @@ console.log(`control plane (api profile) ready in ${(controlPlane.startupMs / 10
 try {
   // The rollout helpers read the control plane from the environment, as the tests do.
   process.env["KUBECONFIG"] = controlPlane.kubeconfigPath;
-  const rollout = await benchRollout(rollouts ?? 5);
-  figures.rollout = rollout;
   const ms = (s: { n: number; median: number; max: number }) => `median ${s.median} ms, max ${s.max} ms (n=${s.n})`;
-  console.log(`rollout: spec.image patch → secondary Deployment created: ${ms(rollout.patchToSecondaryMs)}`);
-  console.log(`rollout: time per step beyond the ${rollout.intervalMs / 1000} s interval: ${ms(rollout.stepExtraMs)}`);
-
-  const capacity = await benchCapacity(rollouts ?? 3);
-  figures.capacity = capacity;
-  for (const mode of ["fixed", "weighted"] as const) {
+  if (runs("rollout")) {
+    const rollout = await benchRollout(rollouts ?? 5);
+    figures.rollout = rollout;
+    console.log(`rollout: spec.image patch → secondary Deployment created: ${ms(rollout.patchToSecondaryMs)}`);
     console.log(
-      `capacity (scaling: ${mode}, 10 replicas, steps 10/30/50 %): spec.image patch → first weight: ${ms(capacity.patchToFirstWeightMs[mode])}; → Healthy: ${ms(capacity.patchToHealthyMs[mode])}`,
+      `rollout: time per step beyond the ${rollout.intervalMs / 1000} s interval: ${ms(rollout.stepExtraMs)}`,
     );
   }
 
-  const scale = await benchScale(controlPlane.kubeconfigPath, apps);
-  figures.scale = scale;
-  console.log(`scale: ${scale.apps} CanaryApps → all children in ${scale.secondsToAllChildren.toFixed(1)} s`);
-  console.log(
-    `scale: ${scale.writesWhileCreating} API writes to converge (${(scale.writesWhileCreating / scale.apps).toFixed(1)} per app)`,
-  );
-  console.log(`scale: ${scale.writesAtRest} API writes in ${scale.restWindowSeconds} s at rest`);
-  console.log(
-    `scale: controller process (V8 old space capped at ${scale.maxOldSpaceMiB} MiB) with ${scale.apps} apps cached: rss ${scale.rssMiB} MiB, heap used ${scale.heapUsedMiB} MiB`,
-  );
-  console.log(`scale: controller CPU in ${scale.restWindowSeconds} s at rest: ${scale.cpuSecondsAtRest.toFixed(2)} s`);
-  console.log(
-    `scale: warm restart over ${scale.apps} unchanged apps: all reconciled in ${scale.restart.secondsToAllReconciled.toFixed(1)} s, ${scale.restart.writes} writes (${scale.restart.events} Events)`,
-  );
+  if (runs("capacity")) {
+    const capacity = await benchCapacity(rollouts ?? 3);
+    figures.capacity = capacity;
+    for (const mode of ["fixed", "weighted"] as const) {
+      console.log(
+        `capacity (scaling: ${mode}, 10 replicas, steps 10/30/50 %): spec.image patch → first weight: ${ms(capacity.patchToFirstWeightMs[mode])}; → Healthy: ${ms(capacity.patchToHealthyMs[mode])}`,
+      );
+    }
+  }
+
+  if (runs("scale")) {
+    const extraFlags = (process.env["BENCH_CONTROLLER_FLAGS"] ?? "").split(" ").filter((f) => f !== "");
+    const scale = await benchScale(controlPlane.kubeconfigPath, apps, 20, undefined, extraFlags);
+    figures.scale = scale;
+    console.log(formatScaleTable(scale));
+    console.log(
+      `scale: controller CPU in ${scale.restWindowSeconds} s at rest: ${scale.cpuSecondsAtRest.toFixed(2)} s`,
+    );
+    console.log(
+      `scale: warm restart over ${scale.apps} unchanged apps: all reconciled in ${scale.restart.secondsToAllReconciled.toFixed(1)} s, ${scale.restart.writes} writes (${scale.restart.events} Events)`,
+    );
+  }
 } finally {
   await controlPlane.stop();
 }

@@ -1,97 +1,183 @@
 import { loadKubeConfig } from "../src/kube/client.js";
 import { createTestNamespace } from "../test/support/kube.js";
-import { spawnController } from "../test/support/process.js";
+import { spawnController, type ControllerProcess } from "../test/support/process.js";
 import { createApps, sleep, untilAllRouted, untilReady, untilWritesSettle } from "./apps.js";
+import { benchFloor, type FloorResult } from "./floor.js";
+
+/** One figure of the scale table: the controller's value, the floor's where there is one, and their ratio. */
+export interface Figure {
+  value: number;
+  floor?: number;
+  ratio?: number;
+  /** The issue's goal for it, for the reader; nothing asserts it. */
+  goal?: string;
+}
 
 export interface ScaleResult {
   apps: number;
-  /** From the first create to every app's VirtualService existing. */
-  secondsToAllChildren: number;
-  writesWhileCreating: number;
-  /** Writes during the quiet window after everything settled. */
-  writesAtRest: number;
-  restWindowSeconds: number;
-  /** The controller process's own figures, from its /metrics. */
-  rssMiB: number;
+  /** The controller's flags besides kubeconfig, namespace and HTTP address (the defaults, as deployed). */
+  flags: string[];
+  /** V8's old-space limit of the controller process; undefined: none (the default). */
+  maxOldSpaceMiB: number | undefined;
+  table: {
+    /** From the first create to every app's VirtualService existing (the floor: to its last write). */
+    secondsToAllChildren: Figure;
+    writesPerNewApp: Figure;
+    /** Every request to the API server while the apps were created and settled, per app. */
+    requestsPerApp: Figure;
+    /** After the writes settled, no cap on the heap. */
+    rssMiBAfterSettling: Figure;
+    /** A second process over the same settled apps: from its start to its first reconcile. */
+    secondsToFirstReconcile: Figure;
+    /** Requests in the quiet window after everything settled (no Lease: leader election is off here). */
+    requestsAtRest: Figure;
+  };
+  /** Writes per new app by verb (apply, status, event, ...). */
+  writesPerNewAppByVerb: Record<string, number>;
   heapUsedMiB: number;
-  maxOldSpaceMiB: number;
+  restWindowSeconds: number;
   cpuSecondsAtRest: number;
+  floor: FloorResult;
   /** A second controller started over the same, unchanged apps (a warm restart). */
-  restart: { secondsToAllReconciled: number; writes: number; events: number };
+  restart: { secondsToFirstReconcile: number; secondsToAllReconciled: number; writes: number; events: number };
 }
 
+const ratio = (value: number, floor: number) => ({
+  value,
+  floor,
+  ratio: floor > 0 ? Math.round((value / floor) * 100) / 100 : 0,
+});
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
 /**
- * Many CanaryApps against one controller process, as it runs in a cluster: time to converge, writes,
- * memory, and silence at rest — all read from the controller's own /metrics.
+ * Many CanaryApps against one controller process with its default flags, as it runs in a cluster, beside
+ * the floor (bench/floor.ts: the same objects written by a plain script with 20 requests in flight), in the
+ * same run: time to converge, writes and requests, memory, start-up and silence at rest — the controller's
+ * figures read from its own /metrics.
  */
 export async function benchScale(
   kubeconfigPath: string,
-  apps = 200,
+  apps = 1000,
   restWindowSeconds = 20,
-  /** V8's old-space limit for the controller process, as a container memory limit would set it. */
-  maxOldSpaceMiB = 256,
+  maxOldSpaceMiB?: number,
+  /** Flags added to the controller's defaults (BENCH_CONTROLLER_FLAGS), to compare settings in like runs. */
+  extraFlags: readonly string[] = [],
 ): Promise<ScaleResult> {
   const kc = loadKubeConfig(kubeconfigPath);
+  const floor = await benchFloor(kc, await createTestNamespace(kc, "floor"), apps);
+
   const namespace = await createTestNamespace(kc, "bench");
   const previousOptions = process.env["NODE_OPTIONS"];
-  process.env["NODE_OPTIONS"] = `--max-old-space-size=${maxOldSpaceMiB}`;
-  const flags = [`--kubeconfig=${kubeconfigPath}`, `--namespaces=${namespace}`, "--leader-elect=false", "--workers=4"];
+  if (maxOldSpaceMiB !== undefined) process.env["NODE_OPTIONS"] = `--max-old-space-size=${maxOldSpaceMiB}`;
+  const flags = [`--kubeconfig=${kubeconfigPath}`, `--namespaces=${namespace}`, "--leader-elect=false", ...extraFlags];
   const controller = spawnController(flags, "bench");
   if (previousOptions === undefined) delete process.env["NODE_OPTIONS"];
   else process.env["NODE_OPTIONS"] = previousOptions;
-  const writes = () => controller.metric("canaryapp_api_writes_total");
+  const requests = () => controller.metric("canaryapp_api_requests_total");
   try {
     await untilReady(controller);
+    const requestsBefore = await requests();
     const started = Date.now();
     await createApps(kc, namespace, apps);
-    await untilAllRouted(kc, namespace, apps, 100);
+    // Polled once a second: a list of every VirtualService is work for the API server the floor does not have.
+    await untilAllRouted(kc, namespace, apps, 1000);
     const secondsToAllChildren = (Date.now() - started) / 1000;
     // Let status writes and their watch events settle before measuring silence.
     const settled = await untilWritesSettle(controller);
+    const requestsSettled = await requests();
+    const byVerb = await writesByVerb(controller);
     const cpuBefore = await controller.metric("process_cpu_seconds_total");
     await sleep(restWindowSeconds * 1000);
-    const atRest = {
-      apps,
-      secondsToAllChildren,
-      writesWhileCreating: settled,
-      writesAtRest: (await writes()) - settled,
-      restWindowSeconds,
-      rssMiB: Math.round((await controller.metric("process_resident_memory_bytes")) / 2 ** 20),
-      heapUsedMiB: Math.round((await controller.metric("nodejs_heap_size_used_bytes")) / 2 ** 20),
-      maxOldSpaceMiB,
-      cpuSecondsAtRest: (await controller.metric("process_cpu_seconds_total")) - cpuBefore,
-    };
+    const requestsAtRest = (await requests()) - requestsSettled;
+    const rssMiB = Math.round((await controller.metric("process_resident_memory_bytes")) / 2 ** 20);
+    const heapUsedMiB = Math.round((await controller.metric("nodejs_heap_size_used_bytes")) / 2 ** 20);
+    const cpuSecondsAtRest = (await controller.metric("process_cpu_seconds_total")) - cpuBefore;
     await controller.kill("SIGTERM");
-    return { ...atRest, restart: await warmRestart(flags, apps) };
+    const restart = await warmRestart(flags, apps);
+    return {
+      apps,
+      flags: flags.slice(2),
+      maxOldSpaceMiB,
+      table: {
+        secondsToAllChildren: {
+          ...ratio(round(secondsToAllChildren), round(floor.secondsToAllChildren)),
+          goal: "≤ 1.5× floor",
+        },
+        writesPerNewApp: {
+          ...ratio(round(settled / apps), round(floor.writesPerApp)),
+          goal: "as few as the state needs",
+        },
+        requestsPerApp: ratio(round((requestsSettled - requestsBefore) / apps), round(floor.requestsPerApp)),
+        rssMiBAfterSettling: { value: rssMiB, goal: "≤ 400 MiB at 5,000 apps" },
+        secondsToFirstReconcile: { value: round(restart.secondsToFirstReconcile), goal: "≤ 5 s" },
+        requestsAtRest: { value: requestsAtRest, goal: "0" },
+      },
+      writesPerNewAppByVerb: Object.fromEntries(Object.entries(byVerb).map(([verb, n]) => [verb, round(n / apps, 2)])),
+      heapUsedMiB,
+      restWindowSeconds,
+      cpuSecondsAtRest,
+      floor,
+      restart,
+    };
   } finally {
     await controller.kill("SIGTERM");
   }
 }
 
-/** Starts a controller over `apps` settled apps: how long until each is reconciled, and what it wrote. */
+/** The scale table as printed by `make bench`: each figure with its floor, ratio and goal. */
+export function formatScaleTable(result: ScaleResult): string {
+  const rows: [string, Figure][] = [
+    ["start → all children created (s)", result.table.secondsToAllChildren],
+    ["writes per new app", result.table.writesPerNewApp],
+    ["API requests per app", result.table.requestsPerApp],
+    ["RSS after settling, uncapped (MiB)", result.table.rssMiBAfterSettling],
+    ["start → first reconcile (s)", result.table.secondsToFirstReconcile],
+    [`API requests at rest (${result.restWindowSeconds} s)`, result.table.requestsAtRest],
+  ];
+  const cell = (n: number | undefined) => (n === undefined ? "–" : String(n));
+  const lines = [
+    `scale: ${result.apps} apps, controller flags: ${result.flags.join(" ") || "(defaults)"}`,
+    "| | canaryapp | floor | ratio | goal |",
+    "|---|---|---|---|---|",
+    ...rows.map(
+      ([name, f]) =>
+        `| ${name} | ${f.value} | ${cell(f.floor)} | ${f.ratio === undefined ? "–" : `${f.ratio}×`} | ${f.goal ?? ""} |`,
+    ),
+    `writes per new app by verb: ${JSON.stringify(result.writesPerNewAppByVerb)}; heap used ${result.heapUsedMiB} MiB`,
+  ];
+  return lines.join("\n");
+}
+
+/** Starts a controller over `apps` settled apps: how long until the first and every app is reconciled, and what it wrote. */
 async function warmRestart(flags: string[], apps: number): Promise<ScaleResult["restart"]> {
+  const started = Date.now();
   const controller = spawnController(flags, "bench-restart");
   try {
-    const started = Date.now();
     const reconciles = () => controller.metric("canaryapp_reconcile_duration_seconds_count");
+    while ((await reconciles()) < 1) await sleep(50);
+    const secondsToFirstReconcile = (Date.now() - started) / 1000;
     while ((await reconciles()) < apps) await sleep(100);
     const secondsToAllReconciled = (Date.now() - started) / 1000;
     await sleep(3000);
     return {
+      secondsToFirstReconcile,
       secondsToAllReconciled,
       writes: await controller.metric("canaryapp_api_writes_total"),
-      events: await eventWrites(await controller.port()),
+      events: (await writesByVerb(controller))["event"] ?? 0,
     };
   } finally {
     await controller.kill("SIGTERM");
   }
 }
 
-/** Event writes counted by the controller at `port` (canaryapp_api_writes_total with verb="event"). */
-async function eventWrites(port: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  return text
-    .split("\n")
-    .filter((l) => l.startsWith("canaryapp_api_writes_total{") && l.includes('verb="event"'))
-    .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+/** canaryapp_api_writes_total summed by verb. */
+async function writesByVerb(controller: ControllerProcess): Promise<Record<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${await controller.port()}/metrics`)).text();
+  const byVerb: Record<string, number> = {};
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("canaryapp_api_writes_total{")) continue;
+    const verb = /verb="([^"]*)"/.exec(line)?.[1] ?? "";
+    byVerb[verb] = (byVerb[verb] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return byVerb;
 }

@@ -76,6 +76,7 @@ export function startController({
   clock = systemClock,
 }: StartOptions): RunningController {
   const clients = createClients(loadKubeConfig(config.kubeconfig));
+  if (metrics !== undefined) clients.kubeConfig.onRequest = () => metrics.countApiRequest();
   const informer = <T extends ObjectWithMeta>(kind: KindInfo<T>, labelSelector?: string): Informer<T> =>
     createInformer<T>({
       type: kind,

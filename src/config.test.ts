@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from "./config.js";
 describe("loadConfig", () => {
   test("defaults", () => {
     const config = loadConfig([], {});
-    assert.equal(config.workers, 2);
+    assert.equal(config.workers, 20);
     assert.deepEqual(config.namespaces, []);
     assert.deepEqual(config.httpAddress, { host: "0.0.0.0", port: 8080 });
     assert.equal(config.leaderElection.enabled, true);

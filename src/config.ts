@@ -2,6 +2,9 @@ import { hostname } from "node:os";
 import { controllerUrlPolicy, DEFAULT_URL_POLICY, UrlPolicyError } from "./metrics/url-policy.js";
 
 /** The controller's configuration, from flags (`--name=value` or `--name value`) over environment variables. */
+/** CanaryApps reconciled at once when --workers is not given (ADR 0018). */
+export const DEFAULT_WORKERS = 20;
+
 export interface Config {
   /** Path of a kubeconfig; absent means $KUBECONFIG, ~/.kube/config or in-cluster. */
   kubeconfig: string | undefined;
@@ -44,7 +47,7 @@ export const OPTIONS = {
     env: "WATCH_NAMESPACES",
     help: "comma-separated namespaces to watch (default: all)",
   },
-  workers: { flag: "workers", env: "WORKERS", help: "CanaryApps reconciled in parallel (default 2)" },
+  workers: { flag: "workers", env: "WORKERS", help: "CanaryApps reconciled in parallel (default 20)" },
   httpAddress: {
     flag: "http-address",
     env: "HTTP_ADDRESS",
@@ -83,7 +86,9 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
   const flags = parseFlags(argv);
   const read = (option: Option): string | undefined => flags.get(option.flag) ?? nonEmpty(env[option.env]);
 
-  const workers = integer(read(OPTIONS.workers) ?? "2", OPTIONS.workers, 1, 64);
+  // A reconcile spends nearly all its time waiting for the API server: 20 in flight keep it as busy as a
+  // client with 20 requests in flight (the bench's floor), and no more than the server's fair share of one client.
+  const workers = integer(read(OPTIONS.workers) ?? String(DEFAULT_WORKERS), OPTIONS.workers, 1, 64);
   const prometheusURL = read(OPTIONS.prometheusURL);
   if (prometheusURL !== undefined && !/^https?:\/\/[^\s/]+/.test(prometheusURL)) {
     throw new ConfigError(`--${OPTIONS.prometheusURL.flag}: "${prometheusURL}" is not an http(s) URL`);

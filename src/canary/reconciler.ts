@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../api/clock.js";
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
+import { appRef, childNames } from "../api/meta.js";
 import { splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import { desiredChildren } from "../resources/children.js";
@@ -13,13 +14,14 @@ import { workloadTargetFor } from "../workload/targets.js";
 import type { RenderedCheck } from "../rollout/checks.js";
 import type { Planning } from "../rollout/planner.js";
 import { startPlan } from "../rollout/planner.js";
-import { CHILDREN_APPLIED, childrenApplied, statusEqual } from "../rollout/reported.js";
+import { CHILDREN_APPLIED, childrenApplied, primaryCreated, statusEqual } from "../rollout/reported.js";
 import { timestamp } from "../rollout/time.js";
 import type { NotificationDeliveries } from "../notify/deliveries.js";
 import type { ReconcileFailure } from "../notify/outbox.js";
 import { withNotices } from "../notify/outbox.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
 import type { AnalysisRuns } from "./analysis-runs.js";
+import { childEvents, type ChildChange } from "./child-events.js";
 import { observe } from "./observe.js";
 import { stale, toTell, told, withTransition } from "./told-events.js";
 import type { Caches, ClusterWriter, EventSink, ReconcileObserver } from "./ports.js";
@@ -129,8 +131,13 @@ export class CanaryReconciler {
     // The requests this plan answered are on record in status now: they are consumed before the world is
     // changed, so a GitOps tool sees no drift for longer than the status write takes.
     if (plan.removeAnnotations.length > 0) await this.consumed(app, plan.removeAnnotations);
-    const rejection = await this.actOrRejection(app, planning.spec, plan, log);
-    const applied = childrenApplied(app.status ?? {}, rejection?.message, now);
+    const { rejection, createdPrimary } = await this.actOrRejection(app, planning.spec, plan, log);
+    const applied = primaryCreated(
+      childrenApplied(app.status ?? {}, rejection?.message, now),
+      rejection === undefined ? this.deps.workload.observe(createdPrimary) : null,
+      app.metadata.generation,
+      now,
+    );
     await this.persist(
       app,
       this.noticed(app, toldAll ? told(applied) : applied, now, [], this.newRejection(app, rejection)),
@@ -300,20 +307,41 @@ export class CanaryReconciler {
     spec: ResolvedSpec,
     result: Plan,
     log: Logger,
-  ): Promise<{ reason: "ChildRejected" | "ChildNotOwned"; message: string } | undefined> {
+  ): Promise<{ rejection?: { reason: "ChildRejected" | "ChildNotOwned"; message: string }; createdPrimary?: unknown }> {
     try {
-      await this.act(app, spec, result, log);
-      return undefined;
+      return { createdPrimary: await this.act(app, spec, result, log) };
     } catch (error) {
-      if (error instanceof ChildNotOwnedError) return { reason: "ChildNotOwned", message: error.message };
+      if (error instanceof ChildNotOwnedError)
+        return { rejection: { reason: "ChildNotOwned", message: error.message } };
       const code = statusCodeOf(error);
-      if (code === 400 || code === 422) return { reason: "ChildRejected", message: toError(error).message };
+      if (code === 400 || code === 422)
+        return { rejection: { reason: "ChildRejected", message: toError(error).message } };
       throw error;
     }
   }
 
-  private async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<void> {
+  /** Acts; resolves to the primary workload as applied when this reconcile created it. */
+  private async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<unknown> {
+    const changes: ChildChange[] = [];
+    try {
+      return await this.change(app, spec, result, log, changes);
+    } finally {
+      // What was done is told even when a later child failed: one Event per kind of change (child-events.ts).
+      for (const event of childEvents(changes)) await this.emit(app, event, log);
+    }
+  }
+
+  /** Applies and removes the plan's children, in order, adding each change made to `changes`. */
+  private async change(
+    app: CanaryApp,
+    spec: ResolvedSpec,
+    result: Plan,
+    log: Logger,
+    changes: ChildChange[],
+  ): Promise<unknown> {
     const desired = desiredChildren(app, spec, result, this.deps.router, workloadTargetFor(app, this.deps.workload));
+    const primaryName = childNames(appRef(app).name).primary;
+    let createdPrimary: unknown;
     for (const child of desired.apply) {
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);
@@ -332,18 +360,18 @@ export class CanaryReconciler {
       await this.deps.writer.apply(hashed);
       const action = existing ? "Updated" : "Created";
       log.info({ kind: child.kind, child: child.metadata.name }, `${action.toLowerCase()} child`);
-      await this.emit(
-        app,
-        { type: "Normal", reason: action, message: `${action} ${child.kind} ${child.metadata.name}` },
-        log,
-      );
+      changes.push({ action, kind: child.kind, name: child.metadata.name });
+      if (!existing && child.kind === this.deps.workload.kind && child.metadata.name === primaryName) {
+        createdPrimary = hashed;
+      }
     }
     for (const ref of desired.remove) {
       if (!childCache(this.deps.caches, ref.kind).get(ref.namespace, ref.name)) continue;
       await this.deps.writer.remove(ref);
       log.info({ kind: ref.kind, child: ref.name }, "deleted child");
-      await this.emit(app, { type: "Normal", reason: "Deleted", message: `Deleted ${ref.kind} ${ref.name}` }, log);
+      changes.push({ action: "Deleted", kind: ref.kind, name: ref.name });
     }
+    return createdPrimary;
   }
 
   private async emit(app: CanaryApp, event: PlannedEvent, log: Logger): Promise<void> {

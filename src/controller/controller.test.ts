@@ -187,6 +187,34 @@ describe("Controller", () => {
     await s.running;
   });
 
+  test("a reconcile throttled with Retry-After is retried when the server said, not at the first backoff", async () => {
+    let throttled = true;
+    const s = setup(
+      () => {
+        if (!throttled) return Promise.resolve({});
+        throttled = false;
+        const status = { kind: "Status", code: 429, reason: "TooManyRequests" };
+        // As the client rejects a 429 from priority and fairness, wrapped with the object it was about.
+        const cause = Object.assign(new Error("HTTP-Code: 429"), {
+          code: 429,
+          body: status,
+          headers: { "retry-after": "3" },
+        });
+        return Promise.reject(new Error("Deployment ns/a-primary: apply", { cause }));
+      },
+      { parents: [thing("a")] },
+    );
+    await start(s);
+    assert.equal(s.calls.length, 1);
+    await s.clock.advance(2999);
+    assert.equal(s.calls.length, 1, "not at 200 ms: the server asked for 3 s");
+    await s.clock.advance(1);
+    assert.equal(s.calls.length, 2);
+    assert.equal(s.lines.find((l) => l.msg === "reconcile failed; retrying")?.backoffMs, 3000);
+    await s.controller.stop();
+    await s.running;
+  });
+
   test("a conflict is logged as info, not as a warning", async () => {
     let first = true;
     const s = setup(

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { isConflict, toError } from "../kube/errors.js";
+import { isConflict, retryAfterMs, toError } from "../kube/errors.js";
 import { sleep, systemClock, type Clock } from "../api/clock.js";
 import type { Informer } from "./informer.js";
 import { WorkQueue, type WorkQueueOptions } from "./workqueue.js";
@@ -256,7 +256,8 @@ export class Controller {
         this.log.error({ key, err }, "reconcile failed; not retrying");
         outcome = "terminal";
       } else {
-        const backoffMs = this.queue.addRateLimited(key);
+        // Throttled (429 from priority and fairness): the server said when to come back; sooner only queues again.
+        const backoffMs = this.queue.addRateLimited(key, retryAfterMs(err));
         const fields = { key, err, requeues: this.queue.numRequeues(key), backoffMs };
         // A conflict only means the cache was behind a write; the retry reads the newer state.
         if (isConflict(err) || isConflict(err.cause)) this.log.info(fields, "reconcile hit a conflict; retrying");

@@ -122,6 +122,31 @@ describe("WorkQueue", () => {
       assert.equal(q.numRequeues("b"), 1);
     });
 
+    test("a Retry-After is the least delay: longer than the backoff it wins, shorter it does not", () => {
+      const q = new WorkQueue({ clock: new FakeClock(), maxDelayMs: 10_000 });
+      const cases: [number | undefined, number][] = [
+        [3000, 3000], // 1st failure: backoff 200, the server asked for 3 s
+        [100, 400], // 2nd: backoff 400 beats a shorter ask
+        [undefined, 800],
+        [0, 1600],
+        [-5, 3200],
+        [Number.NaN, 6400],
+        [60_000, 10_000], // capped like any delay
+      ];
+      for (const [asked, expected] of cases) assert.equal(q.addRateLimited("k", asked), expected, String(asked));
+      assert.equal(q.numRequeues("k"), cases.length, "each counts as a failure");
+    });
+
+    test("a throttled key waits the time the server asked for", async () => {
+      const clock = new FakeClock();
+      const q = new WorkQueue({ clock });
+      q.addRateLimited("k", 2000);
+      await clock.advance(1999);
+      assert.equal(q.len(), 0);
+      await clock.advance(1);
+      assert.equal(await q.get(), "k");
+    });
+
     test("the key is queued only when its delay has passed", async () => {
       const clock = new FakeClock();
       const q = new WorkQueue({ clock });

@@ -20,8 +20,8 @@ export const DEFAULT_MAX_DELAY_MS = 5 * 60 * 1000;
  *   but does not queue it: it is queued again on `done`, so two workers never hold the same key.
  * - `addAfter` holds a key back until a delay passes; when called again for a waiting key the earliest
  *   deadline wins.
- * - `addRateLimited` is `addAfter` with a per-key exponential backoff (base · 2^failures, capped);
- *   `forget` resets it after a success.
+ * - `addRateLimited` is `addAfter` with a per-key exponential backoff (base · 2^failures, capped), never
+ *   shorter than a Retry-After the server gave; `forget` resets it after a success.
  * - After `shutDown`, adds are ignored and `get()` resolves `undefined` at once: workers stop taking
  *   work. Keys still queued are dropped; a new leader lists everything again anyway.
  */
@@ -82,13 +82,17 @@ export class WorkQueue {
 
   /**
    * Queues `key` after its next backoff delay (base · 2^n for the n-th consecutive failure, capped at the
-   * maximum) and returns that delay.
+   * maximum) and returns that delay. `afterMs`, when the server said how long to wait (Retry-After), is
+   * the least delay: the backoff may be longer, never shorter than what the server asked for (itself
+   * capped at the maximum).
    */
-  addRateLimited(key: string): number {
+  addRateLimited(key: string, afterMs?: number): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
     // 2^n overflows to Infinity for large n; the cap keeps the delay finite.
-    const delayMs = Math.min(this.baseDelayMs * 2 ** n, this.maxDelayMs);
+    const backoffMs = this.baseDelayMs * 2 ** n;
+    const asked = afterMs !== undefined && Number.isFinite(afterMs) && afterMs > 0 ? afterMs : 0;
+    const delayMs = Math.min(Math.max(backoffMs, asked), this.maxDelayMs);
     this.addAfter(key, delayMs);
     return delayMs;
   }

@@ -9,6 +9,7 @@ import {
   isNotFound,
   isTerminal,
   isTransient,
+  retryAfterMs,
   statusCodeOf,
   toError,
 } from "./errors.js";
@@ -103,4 +104,37 @@ describe("classification", () => {
     assert.equal(isNetworkError(fetchFailed("EAI_AGAIN")), true);
     assert.equal(isNetworkError(new Error("x")), false);
   });
+});
+
+describe("retryAfterMs", () => {
+  const throttled = (headers: Record<string, string>, details?: object) =>
+    new ApiException(
+      429,
+      "Unsuccessful HTTP Request",
+      JSON.stringify({ kind: "Status", status: "Failure", reason: "TooManyRequests", code: 429, details }),
+      { "content-type": "application/json", ...headers },
+    );
+  const now = Date.parse("2026-01-01T00:00:00Z");
+
+  const cases: [string, unknown, number | undefined][] = [
+    ["the Retry-After header in seconds", throttled({ "retry-after": "3" }), 3000],
+    ["the header whatever its case", throttled({ "Retry-After": "1" }), 1000],
+    ["an HTTP date, from now", throttled({ "retry-after": "Thu, 01 Jan 2026 00:00:05 GMT" }), 5000],
+    ["a date already past: at once", throttled({ "retry-after": "Wed, 31 Dec 2025 23:59:00 GMT" }), 0],
+    ["the Status's details.retryAfterSeconds", throttled({}, { retryAfterSeconds: 2 }), 2000],
+    ["the header before the Status", throttled({ "retry-after": "4" }, { retryAfterSeconds: 2 }), 4000],
+    [
+      "wrapped with the object it was about",
+      toError(throttled({ "retry-after": "6" }), "Deployment a/web: apply"),
+      6000,
+    ],
+    ["nothing said", throttled({}), undefined],
+    ["garbage", throttled({ "retry-after": "soon" }), undefined],
+    ["a conflict", toError(new ApiException(409, "x", "{}", {})), undefined],
+    ["not an API error", new Error("boom"), undefined],
+    ["not even an Error", "boom", undefined],
+  ];
+  for (const [name, error, expected] of cases) {
+    test(name, () => assert.equal(retryAfterMs(error, now), expected));
+  }
 });

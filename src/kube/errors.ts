@@ -139,3 +139,36 @@ export function isTerminal(error: unknown): boolean {
   const code = statusCodeOf(error);
   return code !== undefined && TERMINAL_STATUSES.has(code);
 }
+
+/** Retry-After as the API server sends it: whole seconds, or (rarely) an HTTP date. */
+function parseRetryAfter(value: unknown, nowMs: number): number | undefined {
+  if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? value * 1000 : undefined;
+  if (typeof value !== "string" || value.trim() === "") return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+/**
+ * How long the API server asked the client to wait before trying again (its Retry-After header, or the
+ * Status's `details.retryAfterSeconds`), in milliseconds; undefined when it did not say. Priority and
+ * fairness answers 429 with Retry-After when a client's share is used up: retrying sooner only queues again.
+ * Looks through the causes, since errors are wrapped with the object they were about.
+ */
+export function retryAfterMs(error: unknown, nowMs: number = Date.now()): number | undefined {
+  for (let e: unknown = error, depth = 0; isRecord(e) && depth < 5; e = e.cause, depth++) {
+    const headers = e.headers;
+    if (isRecord(headers)) {
+      const key = Object.keys(headers).find((k) => k.toLowerCase() === "retry-after");
+      const fromHeader = key === undefined ? undefined : parseRetryAfter(headers[key], nowMs);
+      if (fromHeader !== undefined) return fromHeader;
+    }
+    const details = statusBodyOf(e)?.details;
+    if (isRecord(details)) {
+      const fromStatus = parseRetryAfter(details.retryAfterSeconds, nowMs);
+      if (fromStatus !== undefined && fromStatus > 0) return fromStatus;
+    }
+  }
+  return undefined;
+}

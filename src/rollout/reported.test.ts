@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import type { CanaryAppStatus } from "../api/types.js";
 import { at, deployment, makeApp, observation, planInput, V1 } from "./fixtures.test-helpers.js";
 import { plan } from "./planner.js";
-import { childrenApplied, statusEqual } from "./reported.js";
+import { childrenApplied, primaryCreated, statusEqual } from "./reported.js";
 
 const REJECTION =
   'Deployment shop/web-primary: apply: Deployment.apps "web-primary" is invalid: spec.selector: Invalid value: ... field is immutable';
@@ -48,5 +48,33 @@ describe("a rejected child", () => {
     const planned = plan(planInput(makeApp({ image: V1, status: first().status }), observation(), at(1))).status;
     const status = childrenApplied(planned, "VirtualService shop/web: apply: invalid", at(1));
     assert.equal(ready(status)?.reason, "PrimaryAvailable");
+  });
+});
+
+describe("the primary created by this reconcile", () => {
+  const first = () =>
+    plan(planInput(makeApp({ image: V1 }), observation({ primary: null, routedWeights: null }), at(0)));
+  const created = deployment(V1, false, 0);
+
+  test("Ready says what the next plan will see, so that plan writes nothing", () => {
+    const status = primaryCreated(first().status, created, 1, at(0));
+    assert.equal(ready(status)?.reason, "PrimaryNotAvailable");
+    assert.equal(ready(status)?.lastTransitionTime, ready(first().status)?.lastTransitionTime, "still False");
+    const next = plan(planInput(makeApp({ image: V1, status }), observation({ primary: created }), at(1)));
+    assert.ok(statusEqual(next.status, status), JSON.stringify(next.status.conditions));
+    assert.deepEqual(next.events, []);
+  });
+
+  test("without it the next plan had a status write of its own (what this saves)", () => {
+    const planned = first().status;
+    const next = plan(planInput(makeApp({ image: V1, status: planned }), observation({ primary: created }), at(1)));
+    assert.ok(!statusEqual(next.status, planned));
+  });
+
+  test("nothing changes when the primary was not created, or Ready says something else", () => {
+    const planned = first().status;
+    assert.equal(primaryCreated(planned, null, 1, at(0)), planned);
+    const rejected = childrenApplied(planned, REJECTION, at(0));
+    assert.equal(primaryCreated(rejected, created, 1, at(0)), rejected, "a rejection stays on Ready");
   });
 });

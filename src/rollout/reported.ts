@@ -7,8 +7,9 @@ import type { CanaryApp, CanaryAppStatus, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
 import type { ConditionUpdate } from "./conditions.js";
 import { setCondition } from "./conditions.js";
+import { readyCondition } from "./status-conditions.js";
 import { timestamp } from "./time.js";
-import type { PlannedEvent } from "./types.js";
+import type { PlannedEvent, WorkloadObservation } from "./types.js";
 
 /** Status equality by content (key order and undefined fields do not matter). */
 export function statusEqual(a: CanaryAppStatus | undefined, b: CanaryAppStatus | undefined): boolean {
@@ -90,4 +91,24 @@ export function childrenApplied(status: CanaryAppStatus, rejection: string | und
 
 function generationOf(condition: Condition | undefined): { observedGeneration?: number } {
   return condition?.observedGeneration === undefined ? {} : { observedGeneration: condition.observedGeneration };
+}
+
+/**
+ * The status after this reconcile created the primary: Ready says what the next plan will observe — the
+ * primary exists and is not available yet — instead of "does not exist yet". Written with the status write
+ * that follows the applies, it spares the next reconcile (woken by the new Deployment's watch event) a
+ * status write of its own for every new app. Unchanged unless Ready still says PrimaryMissing.
+ */
+export function primaryCreated(
+  status: CanaryAppStatus,
+  primary: WorkloadObservation | null,
+  generation: number | undefined,
+  now: Date,
+): CanaryAppStatus {
+  const ready = status.conditions?.find((c) => c.type === CONDITION.Ready);
+  if (primary === null || ready?.reason !== "PrimaryMissing") return status;
+  return {
+    ...status,
+    conditions: setCondition(status.conditions, readyCondition(primary, generation), timestamp(now)),
+  };
 }

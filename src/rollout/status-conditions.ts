@@ -1,7 +1,9 @@
 import type { CanaryState, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
+import type { ConditionUpdate } from "./conditions.js";
 import { setCondition } from "./conditions.js";
 import type { PlanContext } from "./context.js";
+import type { WorkloadObservation } from "./types.js";
 import { rejectedReady } from "./reported.js";
 import { capacityMessage, PROMOTION_OVERDUE, WAITING_FOR_CAPACITY } from "./stages.js";
 
@@ -30,6 +32,38 @@ function heldAtGate(canary: CanaryState): NonNullable<CanaryState["gates"]>["wai
   return atGate ? waiting : undefined;
 }
 
+/** Ready as the primary workload is observed: missing, not available yet, or available. */
+export function readyCondition(
+  primary: WorkloadObservation | null,
+  generation: number | undefined,
+): ConditionUpdate & { observedGeneration?: number } {
+  const gen = generation !== undefined ? { observedGeneration: generation } : {};
+  if (primary === null) {
+    return {
+      type: CONDITION.Ready,
+      status: "False",
+      reason: "PrimaryMissing",
+      message: "the primary Deployment does not exist yet",
+      ...gen,
+    };
+  }
+  return primary.available
+    ? {
+        type: CONDITION.Ready,
+        status: "True",
+        reason: "PrimaryAvailable",
+        message: `the primary runs ${primary.image} and is available`,
+        ...gen,
+      }
+    : {
+        type: CONDITION.Ready,
+        status: "False",
+        reason: "PrimaryNotAvailable",
+        message: `the primary (${primary.image}) is not available yet`,
+        ...gen,
+      };
+}
+
 /**
  * The conditions of the next status: Ready (the primary is available), Progressing (True while a test
  * runs, with its stage as reason; False with the reason the last test ended) and InvalidSpec.
@@ -41,33 +75,7 @@ export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[
   let list = status.conditions ?? [];
 
   const primary = observed.primary;
-  list = setCondition(
-    list,
-    primary === null
-      ? {
-          type: CONDITION.Ready,
-          status: "False",
-          reason: "PrimaryMissing",
-          message: "the primary Deployment does not exist yet",
-          ...gen,
-        }
-      : primary.available
-        ? {
-            type: CONDITION.Ready,
-            status: "True",
-            reason: "PrimaryAvailable",
-            message: `the primary runs ${primary.image} and is available`,
-            ...gen,
-          }
-        : {
-            type: CONDITION.Ready,
-            status: "False",
-            reason: "PrimaryNotAvailable",
-            message: `the primary (${primary.image}) is not available yet`,
-            ...gen,
-          },
-    at,
-  );
+  list = setCondition(list, readyCondition(primary, generation), at);
   // A rejected child keeps the primary from running: Ready names the rejection rather than a delay.
   const rejected = primary?.available === true ? undefined : rejectedReady(list);
   if (rejected !== undefined) list = setCondition(list, { ...rejected, ...gen }, at);

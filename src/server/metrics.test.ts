@@ -131,6 +131,9 @@ describe("ControllerMetrics for the dashboard", () => {
     m.setAnalysis("shop", "web", [{ name: "errors", value: 0, max: 0, passed: true, reason: "ok" }]);
     m.setFailedImages("shop", "web", [{ image: "app:v3", reason: "AnalysisFailed" }]);
     m.observeApiRequest("Deployment", "apply", 0.02, true);
+    m.countApiRequest();
+    m.countApiRequest();
+    assert.ok((await samples(m, "canaryapp_api_requests_total")).includes("canaryapp_api_requests_total 2"));
     assert.ok(
       (await samples(m, "canaryapp_step_duration_seconds_count")).includes(
         'canaryapp_step_duration_seconds_count{namespace="shop",name="web"} 1',

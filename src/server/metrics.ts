@@ -55,6 +55,7 @@ export class ControllerMetrics {
   private readonly failedImageCount: Gauge<"namespace" | "name">;
   private readonly failedImage: Gauge<"namespace" | "name" | "image" | "reason">;
   private readonly apiRequestDuration: Histogram<"kind" | "verb" | "result">;
+  private readonly apiRequests: Counter;
   private readonly apps = new Map<string, AppSeries>();
   private queueDepthSource: () => number = () => 0;
   private leaderSource: () => boolean = () => false;
@@ -158,6 +159,11 @@ export class ControllerMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
+    this.apiRequests = new Counter({
+      name: "canaryapp_api_requests_total",
+      help: "Every request the controller sent to the API server (reads, lists, watches, writes, Events, the Lease).",
+      registers,
+    });
     const isLeader = (): boolean => this.leaderSource();
     new Gauge({
       name: "canaryapp_leader",
@@ -242,6 +248,11 @@ export class ControllerMetrics {
     }
     for (const f of failed) this.failedImage.set({ namespace, name, image: f.image, reason: f.reason }, 1);
     series.failedImages = now;
+  }
+
+  /** One request of any kind (read, list, watch, write, Event, Lease) went to the API server. */
+  countApiRequest(): void {
+    this.apiRequests.inc();
   }
 
   /** One request to the API server took `seconds`. */

@@ -309,18 +309,27 @@ describe("README commands", () => {
     const run = await sh("make bench", { ...process.env, BENCH_APPS: "20", BENCH_ROLLOUTS: "1", BENCH_JSON: json });
     show("make bench (BENCH_APPS=20, BENCH_ROLLOUTS=1)", run.stdout);
     assert.equal(run.code, 0, run.stderr);
-    for (const figure of ["planner:", "rollout:", "scale: 20 CanaryApps"])
+    for (const figure of ["planner:", "rollout:", "scale: 20 apps", "| start → all children created (s) |"])
       assert.ok(run.stdout.includes(figure), figure);
     // Every printed figure is in the JSON too.
     const written = JSON.parse(await readFile(json, "utf8")) as {
       planner?: { plansPerSecond?: number };
       rollout?: { patchToSecondaryMs?: { n?: number } };
-      scale?: { apps?: number; rssMiB?: number; restart?: { writes?: number } };
+      scale?: {
+        apps?: number;
+        table?: Record<string, { value?: number; floor?: number; ratio?: number }>;
+        restart?: { writes?: number };
+      };
     };
     assert.ok((written.planner?.plansPerSecond ?? 0) > 0);
     assert.ok((written.rollout?.patchToSecondaryMs?.n ?? 0) > 0);
     assert.equal(written.scale?.apps, 20);
-    assert.ok((written.scale?.rssMiB ?? 0) > 0 && written.scale?.restart?.writes !== undefined);
+    const table = written.scale?.table ?? {};
+    assert.ok((table["rssMiBAfterSettling"]?.value ?? 0) > 0 && written.scale?.restart?.writes !== undefined);
+    // The figures with a floor carry it and the ratio to it.
+    for (const figure of ["secondsToAllChildren", "writesPerNewApp", "requestsPerApp"]) {
+      assert.ok((table[figure]?.floor ?? 0) > 0 && (table[figure]?.ratio ?? 0) > 0, figure);
+    }
   });
 
   /**

@@ -1,0 +1,64 @@
+/**
+ * The floor of the scale bench: a plain script doing the work the controller does for new apps, with no
+ * controller at all. It creates the same CanaryApps, builds each app's children with the controller's own
+ * planner and builders, applies them server-side in the planner's order and writes the planned status once,
+ * with 20 requests in flight (each of 20 lanes takes the next app when it is done with one). No cache, no
+ * reads, no Events: what is left is what the API server must do, at a client's ordinary concurrency.
+ */
+import type { CanaryApp } from "../src/api/types.js";
+import { clusterWriter } from "../src/kube/cluster.js";
+import { createClients, type PooledKubeConfig } from "../src/kube/client.js";
+import { CHILD_KINDS } from "../src/kube/kinds.js";
+import { desiredChildren } from "../src/resources/children.js";
+import { withAppliedHash } from "../src/resources/compare.js";
+import { startPlan } from "../src/rollout/planner.js";
+import { istioRouter } from "../src/router/istio.js";
+import { deploymentTarget } from "../src/workload/deployment.js";
+import { observe } from "../src/canary/observe.js";
+import { canaryApps } from "../test/support/kube.js";
+import { benchApp, IN_FLIGHT } from "./apps.js";
+
+export interface FloorResult {
+  /** From the first create to the last app's children applied and status written. */
+  secondsToAllChildren: number;
+  /** Writes per app beyond its create: the children's applies and one status write. */
+  writesPerApp: number;
+  /** Requests per app beyond its create (every one a write: the floor reads nothing). */
+  requestsPerApp: number;
+}
+
+/** Creates `apps` apps in `namespace` (watched by no controller) and converges them by hand. */
+export async function benchFloor(kc: PooledKubeConfig, namespace: string, apps: number): Promise<FloorResult> {
+  const clients = createClients(kc);
+  let requests = 0;
+  kc.onRequest = () => requests++;
+  let writes = 0;
+  const writer = clusterWriter(clients, () => writes++);
+  const client = canaryApps(kc, namespace);
+  // Nothing exists yet: the planner sees empty caches, as the controller's first reconcile of a new app does.
+  const none = { get: () => undefined };
+  const children = new Map(CHILD_KINDS.map((kind) => [kind.kind, none]));
+
+  const converge = async (i: number): Promise<void> => {
+    const app: CanaryApp = await client.create(benchApp(i));
+    const caches = { canaryApps: { get: () => app }, children };
+    const planning = startPlan({ app, observed: observe(app, caches, istioRouter, deploymentTarget), now: new Date() });
+    if (planning.kind !== "ready") throw new Error(`floor: app-${i} planned ${planning.kind}`);
+    const desired = desiredChildren(app, planning.spec, planning.plan, istioRouter, deploymentTarget);
+    for (const child of desired.apply) await writer.apply(withAppliedHash(child));
+    await writer.replaceStatus(app, planning.plan.status);
+  };
+
+  const started = Date.now();
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < apps; i = next++) await converge(i);
+  };
+  try {
+    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  } finally {
+    kc.onRequest = undefined;
+  }
+  const secondsToAllChildren = (Date.now() - started) / 1000;
+  return { secondsToAllChildren, writesPerApp: writes / apps, requestsPerApp: (requests - apps) / apps };
+}
