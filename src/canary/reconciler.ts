@@ -8,6 +8,7 @@ import { desiredChildren } from "../resources/children.js";
 import { takeOverRefusal } from "../resources/ownership.js";
 import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
+import { noMeshRouter } from "../router/none.js";
 import type { WorkloadTarget } from "../workload/workload.js";
 import type { RenderedCheck } from "../rollout/checks.js";
 import type { Planning } from "../rollout/planner.js";
@@ -97,6 +98,11 @@ class ChildNotOwnedError extends Error {
 export class CanaryReconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
+  /** The app's traffic router: the mesh's, or none (`spec.mesh: none`, ADR 0014). */
+  private routerOf(app: CanaryApp): TrafficRouter {
+    return app.spec.mesh === "none" ? noMeshRouter : this.deps.router;
+  }
+
   async reconcile(key: string): Promise<ReconcileResult> {
     const app = this.read(key);
     if (app === undefined) return {};
@@ -106,7 +112,7 @@ export class CanaryReconciler {
     const planning = startPlan({
       app,
       observed: {
-        ...observe(app, this.deps.caches, this.deps.router, this.deps.workload),
+        ...observe(app, this.deps.caches, this.routerOf(app), this.deps.workload),
         ...(refused && { analysisRefused: refused }),
       },
       now,
@@ -311,7 +317,7 @@ export class CanaryReconciler {
   }
 
   private async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<void> {
-    const desired = desiredChildren(app, spec, result, this.deps.router, this.deps.workload);
+    const desired = desiredChildren(app, spec, result, this.routerOf(app), this.deps.workload);
     for (const child of desired.apply) {
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);

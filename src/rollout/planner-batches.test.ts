@@ -8,6 +8,7 @@ import type { AnalysisCheck } from "./checks.js";
 import { analysisChecks } from "./checks.js";
 import { V1, V2, at, makeApp } from "./fixtures.test-helpers.js";
 import { analysisDue, plan } from "./planner.js";
+import { noMeshRouter } from "../router/none.js";
 import type { MetricResult } from "../api/types.js";
 import type { Observation, Plan, Weights } from "./types.js";
 
@@ -56,7 +57,11 @@ class BatchWorld {
             readyReplicas: w.available,
             currentAvailable: w.available,
           };
-    return { primary: view(this.primary), secondary: view(this.secondary), routedWeights: this.route };
+    const primary = view(this.primary);
+    const secondary = view(this.secondary);
+    // Without a mesh the split is what the pods make it, whatever was planned.
+    const routedWeights = this.app.spec.mesh === "none" ? noMeshRouter.splitByPods!(primary, secondary) : this.route;
+    return { primary, secondary, routedWeights };
   }
 
   reconcile(): Plan {
@@ -217,23 +222,25 @@ describe("batch release: 4 replicas in 2 batches", () => {
     assert.ok(!reasons(world).includes("WaitingForApproval"));
   });
 
-  test("a failing analysis at batch 1 rolls back to 4 / 0, deletes the new, and records the image", () => {
-    const failing: Analyst = (checks) => checks.map((c) => scoreCheck(c, { kind: "value", value: 50 }));
-    const world = released("first", failing);
-    world.runToRest();
-    assert.deepEqual(world.pods, [
-      [4, 1],
-      [3, 1],
-      [4, 1],
-      [4, 0],
-    ]);
-    assert.equal(world.secondary, null);
-    const status = world.app.status;
-    assert.equal(status?.phase, "Failed");
-    assert.equal(status?.failedImages?.[0]?.image, V2);
-    assert.equal(status?.batch?.rollback?.state, "finished");
-    assert.equal(status?.batch?.summary, "1/2 rolled back");
-  });
+  for (const mesh of ["istio", "none"] as const) {
+    test(`${mesh}: a failing analysis at batch 1 rolls back to 4 / 0, deletes the new, and records the image`, () => {
+      const failing: Analyst = (checks) => checks.map((c) => scoreCheck(c, { kind: "value", value: 50 }));
+      const world = released("first", failing, mesh);
+      world.runToRest();
+      assert.deepEqual(world.pods, [
+        [4, 1],
+        [3, 1],
+        [4, 1],
+        [4, 0],
+      ]);
+      assert.equal(world.secondary, null);
+      const status = world.app.status;
+      assert.equal(status?.phase, "Failed");
+      assert.equal(status?.failedImages?.[0]?.image, V2);
+      assert.equal(status?.batch?.rollback?.state, "finished");
+      assert.equal(status?.batch?.summary, "1/2 rolled back");
+    });
+  }
 
   test("mesh none: the same replica sequence; the route's split is the pods'", () => {
     const world = released("none", allPass, "none");
