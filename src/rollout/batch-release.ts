@@ -52,7 +52,9 @@ export function batchReplicasNow(
     step: canary.step,
     secondaryAvailable: secondaryAvailable(ctx, canary),
     primaryReplicas: primary?.replicas,
-    primaryAvailable: promoting && !primaryRunsTested(ctx, canary) ? undefined : primary?.currentAvailable,
+    secondaryReplicas: ctx.observed.secondary?.replicas,
+    // The primary given the tested template starts from none of its pods available.
+    primaryAvailable: promoting && !primaryRunsTested(ctx, canary) ? 0 : primary?.currentAvailable,
   });
 }
 

@@ -99,6 +99,7 @@ describe("batchPlanReplicas: what each Deployment runs", () => {
     step: number;
     secondaryAvailable: number | undefined;
     primaryReplicas?: number;
+    secondaryReplicas?: number;
     primaryAvailable?: number | undefined;
     want: { primary: number; secondary: number };
   }[] = [
@@ -152,14 +153,45 @@ describe("batchPlanReplicas: what each Deployment runs", () => {
       step: 1,
       secondaryAvailable: 4,
       primaryReplicas: 0,
-      primaryAvailable: undefined,
+      primaryAvailable: 0,
       want: { primary: 2, secondary: 4 },
     },
     {
-      name: "hand-over half way",
+      name: "hand-over with the primary's status lagging: both hold",
+      stage: "Promoting",
+      step: 1,
+      secondaryAvailable: 2,
+      secondaryReplicas: 2,
+      primaryReplicas: 4,
+      primaryAvailable: undefined,
+      want: { primary: 4, secondary: 2 },
+    },
+    {
+      name: "rollback with the primary's status lagging: the secondary never grows again",
+      stage: "RollingBack",
+      step: 0,
+      secondaryAvailable: 0,
+      secondaryReplicas: 0,
+      primaryReplicas: 4,
+      primaryAvailable: undefined,
+      want: { primary: 4, secondary: 0 },
+    },
+    {
+      name: "hand-over half way: the secondary shrinks first",
       stage: "Promoting",
       step: 1,
       secondaryAvailable: 4,
+      secondaryReplicas: 4,
+      primaryReplicas: 2,
+      primaryAvailable: 2,
+      want: { primary: 2, secondary: 2 },
+    },
+    {
+      name: "hand-over half way: then the primary grows",
+      stage: "Promoting",
+      step: 1,
+      secondaryAvailable: 2,
+      secondaryReplicas: 2,
       primaryReplicas: 2,
       primaryAvailable: 2,
       want: { primary: 4, secondary: 2 },
@@ -201,6 +233,7 @@ describe("batchPlanReplicas: what each Deployment runs", () => {
         step: c.step,
         secondaryAvailable: c.secondaryAvailable,
         ...(c.primaryReplicas !== undefined ? { primaryReplicas: c.primaryReplicas } : {}),
+        ...(c.secondaryReplicas !== undefined ? { secondaryReplicas: c.secondaryReplicas } : {}),
         ...("primaryAvailable" in c ? { primaryAvailable: c.primaryAvailable } : {}),
       });
       assert.deepEqual(got, c.want);
@@ -253,10 +286,11 @@ describe("properties of the batch arithmetic", () => {
         // The pods of the batch before are available (a batch starts only then); the current one's come up.
         progress: fc.double({ min: 0, max: 1, noNaN: true }),
         handover: fc.integer({ min: 0, max: total }),
+        secondaryNow: fc.integer({ min: 0, max: total }),
       }),
     );
     fc.assert(
-      fc.property(world, ({ total, count, step, progress, handover }) => {
+      fc.property(world, ({ total, count, step, progress, handover, secondaryNow }) => {
         const surge = batchSurge(total, count);
         const batch = Math.max(1, step + 1);
         const before = batch > 1 ? batchReplicas(total, count, batch - 1) : 0;
@@ -279,6 +313,7 @@ describe("properties of the batch arithmetic", () => {
           stage: "Promoting",
           step: count - 1,
           secondaryAvailable: total - handover,
+          secondaryReplicas: secondaryNow,
           primaryReplicas: handover,
           primaryAvailable: handover,
         });

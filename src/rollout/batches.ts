@@ -101,9 +101,11 @@ export interface BatchReplicaFacts {
   secondaryAvailable: number | undefined;
   /** The primary's replicas as its Deployment holds them now, when it exists. */
   primaryReplicas: number | undefined;
+  /** The secondary's replicas as its Deployment holds them now, when it exists. */
+  secondaryReplicas?: number | undefined;
   /**
-   * Pods of the primary available with its current template (while promoting: with the tested one, else
-   * undefined); undefined while its status has not caught up.
+   * Pods of the primary available with its current template (while promoting: with the tested one, 0 while
+   * it does not run it yet); undefined while its status has not caught up.
    */
   primaryAvailable: number | undefined;
 }
@@ -114,10 +116,11 @@ export interface BatchReplicaFacts {
  *   an old pod goes only once a new one serves. While the secondary's status lags, the primary keeps its
  *   replicas (never fewer than the batch leaves it), so nothing is removed on a guess.
  * - Promoting (the hand-over): the primary takes the tested template and grows by one batch's size at a
- *   time as its pods become available; the secondary shrinks to what the primary does not yet serve.
+ *   time as its pods become available; the secondary shrinks to what the primary does not yet serve. While
+ *   the primary's status lags, both hold what they have.
  * - Finalising: the primary runs everything; the secondary nothing.
  * - RollingBack: the primary returns to `total` at once; the secondary shrinks as the primary's pods
- *   become available (it drains), and goes when the route is drained.
+ *   become available (it drains; it never grows again), and goes when the route is drained.
  */
 export function batchPlanReplicas(f: BatchReplicaFacts): { primary: number; secondary: number } {
   const current = batchReplicas(f.total, f.count, Math.max(1, f.step + 1));
@@ -132,16 +135,27 @@ export function batchPlanReplicas(f: BatchReplicaFacts): { primary: number; seco
       return { primary: Math.max(oldReplicas(f.total, current), held), secondary: current };
     }
     case "Promoting": {
-      const served = Math.min(f.total, f.primaryAvailable ?? 0);
-      return {
-        primary: Math.min(f.total, served + batchStepSize(f.total, f.count)),
-        secondary: Math.max(0, Math.min(current, f.total - served)),
-      };
+      // A status that lags (a scale just applied) says nothing: both hold, so nothing flaps on a guess.
+      if (f.primaryAvailable === undefined) {
+        const primary = Math.min(f.total, f.primaryReplicas ?? batchStepSize(f.total, f.count));
+        return { primary, secondary: Math.min(current, f.secondaryReplicas ?? current) };
+      }
+      const served = Math.min(f.total, f.primaryAvailable);
+      const secondary = Math.max(0, Math.min(current, f.total - served));
+      // The secondary shrinks first, the primary grows after: never both in one plan, whose two writes
+      // would otherwise show the grown primary beside the secondary not yet shrunk.
+      if (f.secondaryReplicas !== undefined && f.secondaryReplicas > secondary) {
+        return { primary: Math.min(f.total, f.primaryReplicas ?? served), secondary };
+      }
+      return { primary: Math.min(f.total, served + batchStepSize(f.total, f.count)), secondary };
     }
     case "Finalising":
       return { primary: f.total, secondary: 0 };
-    case "RollingBack":
-      return { primary: f.total, secondary: Math.max(0, Math.min(current, f.total - (f.primaryAvailable ?? 0))) };
+    case "RollingBack": {
+      const held = Math.min(current, f.secondaryReplicas ?? current);
+      if (f.primaryAvailable === undefined) return { primary: f.total, secondary: held };
+      return { primary: f.total, secondary: Math.max(0, Math.min(held, f.total - f.primaryAvailable)) };
+    }
   }
 }
 

@@ -196,6 +196,8 @@ describe("batch release: 4 replicas in 2 batches", () => {
       [0, 4],
       [0, 6],
       [0, 4],
+      [0, 6],
+      [0, 4],
     ]);
     assert.equal(world.secondary, null, "the secondary is deleted");
     assert.equal(world.primary?.image, V2);
@@ -215,6 +217,8 @@ describe("batch release: 4 replicas in 2 batches", () => {
       [4, 1],
       [3, 1],
       [3, 4],
+      [0, 4],
+      [0, 6],
       [0, 4],
       [0, 6],
       [0, 4],
@@ -249,6 +253,8 @@ describe("batch release: 4 replicas in 2 batches", () => {
       [4, 1],
       [3, 1],
       [3, 4],
+      [0, 4],
+      [0, 6],
       [0, 4],
       [0, 6],
       [0, 4],
