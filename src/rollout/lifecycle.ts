@@ -48,6 +48,8 @@ export function startRollback(ctx: PlanContext, canary: CanaryState, failure: Te
   canary.stage = "RollingBack";
   canary.stepStartedAt = ctx.at;
   delete canary.pausedAt;
+  // A batch waiting for approval waits no more: the release ends.
+  delete canary.approval;
   canary.outcome = { result: failure.result, reason: failure.reason, message: failure.message };
   if (failure.result === "Superseded") {
     emit(ctx, "Normal", "TestSuperseded", failure.message);
@@ -81,6 +83,7 @@ export function enterPromoting(
   message: string,
 ): void {
   canary.stage = "Promoting";
+  delete canary.approval;
   canary.stepStartedAt = ctx.at;
   delete canary.pausedAt;
   canary.outcome = { result: "Promoted", reason, message };

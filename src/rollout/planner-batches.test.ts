@@ -261,6 +261,26 @@ describe("batch release: 4 replicas in 2 batches", () => {
     ]);
   });
 
+  for (const control of ["abort", "promote"] as const) {
+    test(`${control} while a batch waits for approval ends the wait`, () => {
+      const world = released("first");
+      world.runToRest();
+      assert.equal(world.app.status?.canary?.approval?.batch, 1);
+      world.annotate(ANNOTATIONS[control], "now");
+      world.runToRest();
+      const status = world.app.status;
+      assert.equal(status?.canary, undefined);
+      assert.equal(status?.phase, control === "abort" ? "Failed" : "Healthy");
+      assert.notEqual(status?.conditions?.find((c) => c.type === "Ready")?.reason, "WaitingForApproval");
+      assert.equal(world.secondary, null);
+      assert.equal(world.primary?.replicas, 4);
+      assert.equal(world.primary?.image, control === "abort" ? V1 : V2);
+      assert.deepEqual(world.pods.at(-1), control === "abort" ? [4, 0] : [0, 4]);
+      const states = status?.batch?.batches.map((b) => b.state) ?? [];
+      assert.ok(!states.includes("paused"), JSON.stringify(status?.batch));
+    });
+  }
+
   test("an approval with no batch waiting is removed with a Warning", () => {
     const world = released("first");
     world.annotate(ANNOTATIONS.approve, "now");
