@@ -139,13 +139,15 @@ export function waitForApproval(ctx: PlanContext, canary: CanaryState): boolean 
 }
 
 /**
- * A batch waiting for approval: the approve annotation starts the next batch (and is removed); until then
- * nothing moves, and no analysis runs. Returns true while the test is held here (so the stage does not move
+ * A batch waiting for approval: the approve annotation starts the next batch (and is removed), unless the
+ * release is paused; until then nothing moves, and no analysis runs. Returns true while the test is held here (so the stage does not move
  * on in this plan).
  */
 export function holdForApproval(ctx: PlanContext, canary: CanaryState): boolean {
   const waiting = canary.approval;
   if (waiting === undefined) return false;
+  // A paused release holds even an approval: it is acted on (and removed) once the release is resumed.
+  if (canary.pausedAt !== undefined) return true;
   if (!ctx.requests.approve || consumed(ctx, ANNOTATIONS.approve)) return true;
   consume(ctx, ANNOTATIONS.approve);
   delete canary.approval;
@@ -171,8 +173,10 @@ export function holdForApproval(ctx: PlanContext, canary: CanaryState): boolean 
  */
 export function answerStrayApproval(ctx: PlanContext): void {
   if (!ctx.requests.approve || consumed(ctx, ANNOTATIONS.approve)) return;
-  consume(ctx, ANNOTATIONS.approve);
   const canary = ctx.status.canary;
+  // Held for a paused release that waits for it (holdForApproval).
+  if (canary?.approval !== undefined && canary.pausedAt !== undefined) return;
+  consume(ctx, ANNOTATIONS.approve);
   if (canary !== undefined && canary.approved !== undefined && canary.approved === canary.step) return;
   const why =
     batchesOf(ctx) === undefined

@@ -281,6 +281,21 @@ describe("batch release: 4 replicas in 2 batches", () => {
     });
   }
 
+  test("a paused release holds an approval until it is resumed", () => {
+    const world = released("first");
+    world.runToRest();
+    world.annotate(ANNOTATIONS.paused, "true");
+    world.annotate(ANNOTATIONS.approve, "now");
+    world.runToRest();
+    assert.equal(world.app.status?.canary?.approval?.batch, 1, "still waiting");
+    assert.equal(world.app.metadata.annotations?.[ANNOTATIONS.approve], "now", "the approval is kept for later");
+    assert.deepEqual(world.pods.at(-1), [3, 1]);
+    world.annotate(ANNOTATIONS.paused, "false");
+    world.runToRest();
+    assert.equal(world.app.status?.phase, "Healthy");
+    assert.equal(world.primary?.image, V2);
+  });
+
   test("an approval with no batch waiting is removed with a Warning", () => {
     const world = released("first");
     world.annotate(ANNOTATIONS.approve, "now");
