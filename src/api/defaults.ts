@@ -10,6 +10,7 @@ import type {
   Scaling,
   ServiceSpec,
   WebhookSpec,
+  WorkloadSpec,
 } from "./types.js";
 import { batchWeightSequence } from "../rollout/batches.js";
 
@@ -34,10 +35,21 @@ export interface ResolvedSpec {
   /** `steps`, or `batches` with their count and pause (ADR 0014). */
   strategy: ResolvedStrategy;
   mesh: Mesh;
+  /** The workload kind, with a StatefulSet's fields resolved. */
+  workload: ResolvedWorkload;
 }
 
 /** How a release grows: by traffic steps, or by batches of replicas. */
 export type ResolvedStrategy = { type: "steps" } | { type: "batches"; count: number; pause: BatchPause };
+
+/** spec.workload with its defaults: a Deployment, or a StatefulSet with its service name and policy. */
+export type ResolvedWorkload =
+  | { kind: "Deployment" }
+  | (Required<Pick<WorkloadSpec, "volumeClaimTemplates" | "podManagementPolicy">> & {
+      kind: "StatefulSet";
+      /** Absent: the app's name. */
+      serviceName: string | undefined;
+    });
 
 export interface ResolvedAnalysis {
   intervalSeconds: number;
@@ -161,5 +173,16 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
     pod: spec.pod ?? {},
     strategy,
     mesh: spec.mesh ?? DEFAULTS.mesh,
+    workload: resolveWorkload(spec.workload),
+  };
+}
+
+function resolveWorkload(workload: WorkloadSpec | undefined): ResolvedWorkload {
+  if (workload?.kind !== "StatefulSet") return { kind: "Deployment" };
+  return {
+    kind: "StatefulSet",
+    serviceName: workload.serviceName,
+    volumeClaimTemplates: workload.volumeClaimTemplates ?? [],
+    podManagementPolicy: workload.podManagementPolicy ?? "OrderedReady",
   };
 }

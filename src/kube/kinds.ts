@@ -7,7 +7,7 @@ import type { CanaryApp } from "../api/types.js";
 import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
 import type { KubeClients } from "./client.js";
-import { trimChild, trimDeployment, trimPod } from "./trim.js";
+import { trimChild, trimDeployment, trimPod, trimStatefulSet } from "./trim.js";
 
 /** A list response, as an informer loads it. */
 export interface ListOf<T> {
@@ -68,6 +68,18 @@ const deployments: KindInfo<KubernetesObject> = {
       : clients.apps.listNamespacedDeployment({ namespace, ...selector(labelSelector) }),
 };
 
+const statefulSets: KindInfo<KubernetesObject> = {
+  kind: "StatefulSet",
+  group: "apps",
+  version: "v1",
+  plural: "statefulsets",
+  trim: trimStatefulSet,
+  list: (clients, { namespace, labelSelector }) =>
+    namespace === undefined
+      ? clients.apps.listStatefulSetForAllNamespaces(selector(labelSelector))
+      : clients.apps.listNamespacedStatefulSet({ namespace, ...selector(labelSelector) }),
+};
+
 const services: KindInfo<KubernetesObject> = {
   kind: "Service",
   group: "",
@@ -100,6 +112,7 @@ export const CANARY_APPS: KindInfo<CanaryApp> = custom<CanaryApp>(KIND, GROUP, V
 export const CHILD_KINDS: readonly KindInfo<KubernetesObject>[] = [
   deployments,
   services,
+  statefulSets,
   custom("DestinationRule", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "destinationrules", trimChild),
   custom("VirtualService", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "virtualservices", trimChild),
 ];

@@ -22,6 +22,8 @@ function service(
   track: Track | undefined,
   /** The pods' port: by name ("http") while the two tracks listen on different ports (a revision under test). */
   targetPort: number | string,
+  /** The track's pods, when the workload tells them apart by other labels than the track (a StatefulSet). */
+  selector?: Record<string, string>,
 ): ServiceObject {
   const { name } = appRef(app);
   return {
@@ -29,7 +31,7 @@ function service(
     kind: "Service",
     metadata: meta,
     spec: {
-      selector: { [LABELS.app]: name, ...(track !== undefined ? { [LABELS.track]: track } : {}) },
+      selector: selector ?? { [LABELS.app]: name, ...(track !== undefined ? { [LABELS.track]: track } : {}) },
       ports: [
         {
           name: "http",
@@ -52,11 +54,12 @@ export function buildService(
   app: CanaryApp,
   spec: ResolvedSpec,
   targetPort: number | string = spec.imageListenPort,
+  selector?: Record<string, string>,
 ): ServiceObject {
   const { name } = appRef(app);
   // Without a mesh nothing splits traffic but the Service itself: it selects both tracks (ADR 0014).
   const track = spec.mesh === "none" ? undefined : "primary";
-  return service(app, spec, childMeta(app, childNames(name).service), track, targetPort);
+  return service(app, spec, childMeta(app, childNames(name).service), track, targetPort, selector);
 }
 
 /** The Service of one track, `<name>-primary` or `<name>-secondary`: a destination of the canary route. */
@@ -65,7 +68,8 @@ export function buildTrackService(
   spec: ResolvedSpec,
   track: Track,
   targetPort: number | string = spec.imageListenPort,
+  selector?: Record<string, string>,
 ): ServiceObject {
   const { name } = appRef(app);
-  return service(app, spec, childMeta(app, trackServiceName(name, track), track), track, targetPort);
+  return service(app, spec, childMeta(app, trackServiceName(name, track), track), track, targetPort, selector);
 }
