@@ -1,5 +1,7 @@
 import type {
   AnalysisSpec,
+  BatchPause,
+  Mesh,
   CanaryAppSpec,
   CompareSpec,
   MetricCheck,
@@ -10,6 +12,7 @@ import type {
   WebhookSpec,
   WorkloadSpec,
 } from "./types.js";
+import { batchWeightSequence } from "../rollout/batches.js";
 
 /** The spec with every default filled: what the controller reasons about. Mirrors the CRD's schema defaults. */
 export interface ResolvedSpec {
@@ -29,9 +32,15 @@ export interface ResolvedSpec {
   scaling: Scaling;
   service: Required<Pick<ServiceSpec, "port" | "hosts" | "gateways">>;
   pod: PodSettings;
+  /** `steps`, or `batches` with their count and pause (ADR 0014). */
+  strategy: ResolvedStrategy;
+  mesh: Mesh;
   /** The workload kind, with a StatefulSet's fields resolved. */
   workload: ResolvedWorkload;
 }
+
+/** How a release grows: by traffic steps, or by batches of replicas. */
+export type ResolvedStrategy = { type: "steps" } | { type: "batches"; count: number; pause: BatchPause };
 
 /** spec.workload with its defaults: a Deployment, or a StatefulSet with its service name and policy. */
 export type ResolvedWorkload =
@@ -81,6 +90,8 @@ export const DEFAULTS = {
   prometheusTimeoutSeconds: 5,
   drainSeconds: 5,
   scaling: "fixed" as Scaling,
+  batchPause: "first" as BatchPause,
+  mesh: "istio" as Mesh,
 } as const;
 
 const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
@@ -108,12 +119,20 @@ export function weightSequence(analysis: AnalysisSpec | undefined): number[] {
   return weights;
 }
 
+function resolveStrategy(spec: CanaryAppSpec): ResolvedStrategy {
+  const strategy = spec.strategy;
+  if (strategy?.type !== "batches" || strategy.batches === undefined) return { type: "steps" };
+  return { type: "batches", count: strategy.batches.count, pause: strategy.batches.pause ?? DEFAULTS.batchPause };
+}
+
 export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
   const analysis = spec.analysis;
+  const strategy = resolveStrategy(spec);
+  const replicas = spec.replicas ?? DEFAULTS.replicas;
   return {
     image: spec.image,
     imageListenPort: spec.imageListenPort,
-    replicas: spec.replicas ?? DEFAULTS.replicas,
+    replicas,
     testReplicas: spec.testReplicas ?? DEFAULTS.testReplicas,
     prometheusQuery: spec.prometheusQuery,
     prometheusURL: spec.prometheusURL,
@@ -123,7 +142,7 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
     },
     analysis: {
       intervalSeconds: parseDurationSeconds(analysis?.interval ?? DEFAULTS.interval),
-      weights: weightSequence(analysis),
+      weights: strategy.type === "batches" ? batchWeightSequence(replicas, strategy.count) : weightSequence(analysis),
       threshold: analysis?.threshold ?? DEFAULTS.threshold,
       progressDeadlineSeconds: analysis?.progressDeadlineSeconds ?? DEFAULTS.progressDeadlineSeconds,
       failWhenPrometheusFails: analysis?.failWhenPrometheusFails ?? DEFAULTS.failWhenPrometheusFails,
@@ -152,6 +171,8 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
       gateways: spec.service?.gateways ?? [],
     },
     pod: spec.pod ?? {},
+    strategy,
+    mesh: spec.mesh ?? DEFAULTS.mesh,
     workload: resolveWorkload(spec.workload),
   };
 }

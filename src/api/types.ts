@@ -38,6 +38,8 @@ export const ANNOTATIONS = {
   promote: "canaryapp.io/promote",
   abort: "canaryapp.io/abort",
   retry: "canaryapp.io/retry",
+  /** `approve=now`: a batch release paused after a batch (spec.strategy.batches.pause) goes on to the next. */
+  approve: "canaryapp.io/approve",
 } as const;
 
 /**
@@ -117,6 +119,41 @@ export interface CanaryAppSpec {
   workload?: WorkloadSpec;
   /** Where to say that a test started, was promoted, rolled back, or an image was skipped. */
   notifications?: NotificationSpec[];
+  /**
+   * How the new version grows. `steps` (default): traffic weights step by step (`analysis`). `batches`: the
+   * new version grows by replicas batch by batch, the old one shrinks as the new becomes available (ADR 0014).
+   */
+  strategy?: StrategySpec;
+  /**
+   * `istio` (default): a VirtualService and DestinationRule split the traffic. `none`: neither is created; the
+   * app's Service selects both versions and traffic follows the replica counts (only with `strategy: batches`).
+   */
+  mesh?: Mesh;
+}
+
+/** Which traffic layer the app's route lives in (spec.mesh). */
+export type Mesh = "istio" | "none";
+
+/** How a release grows (spec.strategy). */
+export type StrategyType = "steps" | "batches";
+
+/** Which batches wait for a person's approval before the next one starts. */
+export type BatchPause = "first" | "all" | "none";
+
+export interface StrategySpec {
+  type?: StrategyType;
+  /** Required with `type: batches`, forbidden otherwise. */
+  batches?: BatchesSpec;
+}
+
+export interface BatchesSpec {
+  /** How many batches the new version grows in; 1..replicas. */
+  count: number;
+  /**
+   * `first` (default): after batch 1 passes its analysis, wait for approval; `all`: after every batch but the
+   * last; `none`: never.
+   */
+  pause?: BatchPause;
 }
 
 /** The kinds of workload a CanaryApp can run (spec.workload.kind). */
@@ -366,11 +403,29 @@ export interface CanaryAppStatus {
   failedImages?: FailedImage[];
   /** The notifications of this app not yet delivered (its outbox), when it has somewhere to send them. */
   notifications?: NotificationOutbox;
+  /** A batch release's progress (spec.strategy.type: batches): each batch's state, and the rollback's. */
+  batch?: BatchStatus;
   /**
    * The Events of the last transition that called for any, numbered; `pending` until they are known to exist
    * (a controller killed before telling them leaves them for the next one, ADR 0001).
    */
   lastEvents?: TransitionEvents;
+}
+
+/** The state of one batch of a batch release. */
+export type BatchState = "pending" | "running" | "paused" | "finished";
+
+/** A batch release's progress, derived from the test's state (never decided from). */
+export interface BatchStatus {
+  /** The batch running now (1-based); 0 before the first. */
+  current: number;
+  count: number;
+  /** New replicas each batch runs, and its state, in order. */
+  batches: { batch: number; replicas: number; state: BatchState }[];
+  /** One line for the BATCH printer column, e.g. "1/2 paused". */
+  summary: string;
+  /** Present while (and after) a rollback of this release: the old version restored, the new drained. */
+  rollback?: { state: "running" | "finished"; reason?: string };
 }
 
 /** The Events a status transition calls for, recorded with it (see CanaryAppStatus.lastEvents). */
@@ -506,6 +561,13 @@ export interface CanaryState {
   lastAnalysis?: AnalysisRecord;
   /** The gate webhooks (confirm-rollout, pre-rollout, confirm-promotion) and what they answered. */
   gates?: GateRecord;
+  /**
+   * Batch releases: the batch (1-based) that passed its analysis and waits for the approve annotation before
+   * the next one starts, and since when.
+   */
+  approval?: { batch: number; since: string };
+  /** Batch releases: the last batch a person approved (a replayed approve request then says nothing). */
+  approved?: number;
   /** For RollingBack/Finalising: why the test ended. */
   outcome?: { result: "Promoted" | "Failed" | "Aborted" | "Superseded"; reason: string; message: string };
 }

@@ -36,10 +36,15 @@ export function observe(
       ...(status !== undefined ? { workload: status } : {}),
     };
   }
+  const primary = workload.observe(workloads.get(namespace, names.primary));
+  const secondary = workload.observe(workloads.get(namespace, names.secondary));
   return {
-    primary: workload.observe(workloads.get(namespace, names.primary)),
-    secondary: workload.observe(workloads.get(namespace, names.secondary)),
-    routedWeights: router.routedWeights(childCache(caches, router.kind).get(namespace, names.virtualService)),
+    primary,
+    secondary,
+    routedWeights:
+      router.splitByPods !== undefined
+        ? router.splitByPods(primary, secondary)
+        : router.routedWeights(childCache(caches, router.kind).get(namespace, names.virtualService)),
     ...(caches.secondaryPods !== undefined
       ? { secondaryPods: observePods(caches.secondaryPods.list(namespace), name, workload.appContainer) }
       : {}),

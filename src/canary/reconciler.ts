@@ -9,6 +9,7 @@ import { desiredChildren } from "../resources/children.js";
 import { takeOverRefusal } from "../resources/ownership.js";
 import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
+import { noMeshRouter } from "../router/none.js";
 import type { WorkloadTarget } from "../workload/workload.js";
 import { workloadTargetFor } from "../workload/targets.js";
 import type { RenderedCheck } from "../rollout/checks.js";
@@ -101,6 +102,11 @@ class ChildNotOwnedError extends Error {
 export class CanaryReconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
+  /** The app's traffic router: the mesh's, or none (`spec.mesh: none`, ADR 0014). */
+  private routerOf(app: CanaryApp): TrafficRouter {
+    return app.spec.mesh === "none" ? noMeshRouter : this.deps.router;
+  }
+
   async reconcile(key: string): Promise<ReconcileResult> {
     const app = this.read(key);
     if (app === undefined) return {};
@@ -110,7 +116,7 @@ export class CanaryReconciler {
     const planning = startPlan({
       app,
       observed: {
-        ...observe(app, this.deps.caches, this.deps.router, workloadTargetFor(app, this.deps.workload)),
+        ...observe(app, this.deps.caches, this.routerOf(app), workloadTargetFor(app, this.deps.workload)),
         ...(refused && { analysisRefused: refused }),
       },
       now,
@@ -339,7 +345,7 @@ export class CanaryReconciler {
     log: Logger,
     changes: ChildChange[],
   ): Promise<unknown> {
-    const desired = desiredChildren(app, spec, result, this.deps.router, workloadTargetFor(app, this.deps.workload));
+    const desired = desiredChildren(app, spec, result, this.routerOf(app), workloadTargetFor(app, this.deps.workload));
     const primaryName = childNames(appRef(app).name).primary;
     let createdPrimary: unknown;
     for (const child of desired.apply) {

@@ -4,7 +4,7 @@ import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
 import { controlAnnotations } from "./controls.js";
 import { historyRows, renderHistory } from "./history.js";
 import { parseTimeout } from "./program.js";
-import { age, progressBar, renderSnapshot, routeWeights } from "./view.js";
+import { age, batchLine, progressBar, renderSnapshot, routeWeights } from "./view.js";
 import { judge } from "./wait.js";
 
 const V1 = "registry.example.com/app:v1";
@@ -102,6 +102,25 @@ describe("controls: the README's annotations", () => {
     assert.deepEqual(controlAnnotations("abort", a), { "canaryapp.io/abort": "now" });
     assert.deepEqual(controlAnnotations("pause", a), { "canaryapp.io/paused": "true" });
     assert.deepEqual(controlAnnotations("resume", a), { "canaryapp.io/paused": null });
+    assert.deepEqual(controlAnnotations("approve", a), { "canaryapp.io/approve": "now" });
+  });
+  test("a batch release shows its batches, each batch's replicas and state, and the rollback", () => {
+    assert.equal(
+      batchLine({
+        current: 1,
+        count: 2,
+        summary: "1/2 paused",
+        batches: [
+          { batch: 1, replicas: 1, state: "paused" },
+          { batch: 2, replicas: 4, state: "pending" },
+        ],
+      }),
+      "Batch:       1/2 paused  (new replicas per batch: 1 paused, 4 pending)",
+    );
+    assert.match(
+      batchLine({ current: 1, count: 2, summary: "1/2 rolled back", batches: [], rollback: { state: "finished" } }),
+      /rollback finished$/,
+    );
   });
   test("retry names the given image, else spec.image", () => {
     assert.deepEqual(controlAnnotations("retry", a, V1), { "canaryapp.io/retry": V1 });

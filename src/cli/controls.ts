@@ -2,7 +2,7 @@ import type { CanaryApp } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
 
 /** The manual controls the plugin offers; each is one annotation, exactly as in the README's table. */
-export type Control = "promote" | "abort" | "retry" | "pause" | "resume";
+export type Control = "promote" | "abort" | "retry" | "pause" | "resume" | "approve";
 
 /** Annotation values to set (a string) or remove (null), as a JSON merge patch of metadata.annotations takes them. */
 export type AnnotationPatch = Record<string, string | null>;
@@ -23,6 +23,8 @@ export function controlAnnotations(control: Control, app: CanaryApp, retryImage?
       return { [ANNOTATIONS.paused]: "true" };
     case "resume":
       return { [ANNOTATIONS.paused]: null };
+    case "approve":
+      return { [ANNOTATIONS.approve]: "now" };
   }
 }
 
@@ -39,5 +41,7 @@ export function controlVerb(control: Control): string {
       return "paused";
     case "resume":
       return "resumed";
+    case "approve":
+      return "approved";
   }
 }

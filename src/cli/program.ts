@@ -179,6 +179,7 @@ export function buildProgram(io: Io): Command {
   control("retry", "test a failed image again (canaryapp.io/retry=IMAGE)");
   control("pause", "hold the test at its current step (canaryapp.io/paused=true)");
   control("resume", "continue a paused test (removes canaryapp.io/paused)");
+  control("approve", "start the next batch of a batch release waiting for approval (canaryapp.io/approve=now)");
 
   program
     .command("set")

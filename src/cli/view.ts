@@ -1,6 +1,6 @@
 import type { V1Deployment, V1Pod, CoreV1Event } from "@kubernetes/client-node";
 import { weightSequence } from "../api/defaults.js";
-import type { CanaryApp, Track, WorkloadStatus } from "../api/types.js";
+import type { BatchStatus, CanaryApp, Track, WorkloadStatus } from "../api/types.js";
 import { LABELS } from "../api/types.js";
 import { destinationTrack } from "../router/istio.js";
 
@@ -114,6 +114,13 @@ function trackOf(labels: Record<string, string> | undefined): string {
   return labels?.[LABELS.track] ?? "";
 }
 
+/** A batch release: `Batch:  1/2 paused  (1 paused, 4 pending)  rollback running`. */
+export function batchLine(batch: BatchStatus): string {
+  const each = batch.batches.map((b) => `${b.replicas} ${b.state}`).join(", ");
+  const rollback = batch.rollback !== undefined ? `  rollback ${batch.rollback.state}` : "";
+  return `Batch:       ${batch.summary}  (new replicas per batch: ${each})${rollback}`;
+}
+
 /** The header lines: phase, images, the step bar, the last analysis and the route. */
 function header(s: Snapshot, now: Date): string[] {
   const { app } = s;
@@ -133,9 +140,15 @@ function header(s: Snapshot, now: Date): string[] {
     const step = Math.min(canary.step, weights.length - 1);
     const weight = step < 0 ? 0 : (weights[step] ?? 0);
     const stepText = step < 0 ? `before step 1 of ${weights.length}` : `step ${step + 1} of ${weights.length}`;
+    const batches = app.spec.strategy?.type === "batches";
     lines.push(
       `Canary:      ${canary.image}  stage ${canary.stage}${canary.pausedAt !== undefined ? " (paused)" : ""}  started ${age(canary.startedAt, now)} ago`,
-      `Steps:       ${progressBar(weight, max)} ${stepText}, ${weight}% of ${max}% (weights ${weights.join(",")})`,
+      // A batch release's steps are its batches (the Batch line); their weights follow the pods.
+      ...(batches
+        ? []
+        : [
+            `Steps:       ${progressBar(weight, max)} ${stepText}, ${weight}% of ${max}% (weights ${weights.join(",")})`,
+          ]),
       `Failed:      ${canary.failedChecks} check(s)`,
     );
     const last = canary.lastAnalysis;
@@ -155,6 +168,7 @@ function header(s: Snapshot, now: Date): string[] {
       `Workload:    ${workload.kind}  stable ${workload.stableRevision ?? "-"} (${workload.stableReplicas} pods)  canary ${workload.canaryRevision ?? "-"} (${workload.canaryReplicas} pods)`,
     );
   }
+  if (status.batch !== undefined) lines.push(batchLine(status.batch));
   const route = routeWeights(s.virtualService);
   const planned = status.weights;
   lines.push(

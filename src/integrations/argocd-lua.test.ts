@@ -171,7 +171,7 @@ describe("Argo CD actions", () => {
 
   test("every action has a test, and the README's annotation", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    for (const action of ["promote", "abort", "retry", "pause", "resume"]) {
+    for (const action of ["promote", "abort", "retry", "pause", "resume", "approve"]) {
       const tested = spec.actionTests.filter((t) => t.action === action);
       assert.ok(tested.length > 0, `no test of ${action}`);
       for (const key of Object.keys(tested[0]?.expectedAnnotations ?? {})) {
@@ -197,7 +197,7 @@ describe("argocd-cm snippet", () => {
     assert.equal(actions["discovery.lua"], readFileSync(join(DIR, "actions/discovery.lua"), "utf8"));
     assert.deepEqual(
       actions.definitions.map((d) => d.name),
-      ["promote", "abort", "retry", "pause", "resume"],
+      ["promote", "abort", "retry", "pause", "resume", "approve"],
     );
     for (const d of actions.definitions) {
       assert.equal(d["action.lua"], readFileSync(join(DIR, `actions/${d.name}/action.lua`), "utf8"), d.name);

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { withDefaults } from "../api/defaults.js";
 import { istioRouter, readIstioWeights } from "../router/istio.js";
+import { noMeshRouter } from "../router/none.js";
 import type { Plan } from "../rollout/types.js";
 import { desiredChildren } from "./children.js";
 import { buildDeployment } from "../workload/deployment.js";
@@ -183,6 +184,28 @@ describe("desiredChildren", () => {
     events: [],
     removeAnnotations: [],
   };
+
+  test("mesh none: no VirtualService or DestinationRule; the app's Service selects both tracks", () => {
+    const none = { ...app, spec: { ...app.spec, mesh: "none" as const } };
+    const { apply } = desiredChildren(none, withDefaults(none.spec), basePlan, noMeshRouter);
+    assert.deepEqual(
+      apply.map((o) => `${o.kind}/${o.metadata.name}`),
+      [
+        "Service/canaryapp-sample-primary",
+        "Service/canaryapp-sample-secondary",
+        "Service/canaryapp-sample",
+        "Deployment/canaryapp-sample-primary",
+        "Deployment/canaryapp-sample-secondary",
+      ],
+    );
+    const service = apply.find((o) => o.metadata.name === "canaryapp-sample") as ReturnType<typeof buildService>;
+    assert.deepEqual(service.spec.selector, { "canaryapp.io/app": "canaryapp-sample" });
+    const split = noMeshRouter.splitByPods?.(
+      { image: "a", replicas: 3, available: true, readyReplicas: 3 },
+      { image: "b", replicas: 1, available: true, readyReplicas: 1 },
+    );
+    assert.deepEqual(split, { primary: 75, secondary: 25 }, "the split is the ready pods' share");
+  });
 
   test("applies the per-track Services before the routes, the app's Service after them, then the Deployments, and removes nothing while a secondary is wanted", () => {
     const { apply, remove } = desiredChildren(app, spec, basePlan, istioRouter);

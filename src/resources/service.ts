@@ -18,7 +18,8 @@ function service(
   app: CanaryApp,
   spec: ResolvedSpec,
   meta: ChildMeta,
-  track: Track,
+  /** The track whose pods it selects; both tracks' when absent. */
+  track: Track | undefined,
   /** The pods' port: by name ("http") while the two tracks listen on different ports (a revision under test). */
   targetPort: number | string,
   /** The track's pods, when the workload tells them apart by other labels than the track (a StatefulSet). */
@@ -30,7 +31,7 @@ function service(
     kind: "Service",
     metadata: meta,
     spec: {
-      selector: selector ?? { [LABELS.app]: name, [LABELS.track]: track },
+      selector: selector ?? { [LABELS.app]: name, ...(track !== undefined ? { [LABELS.track]: track } : {}) },
       ports: [
         {
           name: "http",
@@ -45,7 +46,7 @@ function service(
 }
 
 /**
- * The app's Service, `<name>`: it selects the primary's pods only. Callers in the mesh are split by the
+ * The app's Service, `<name>`: it selects the primary's pods only (both tracks' with `spec.mesh: none`). Callers in the mesh are split by the
  * VirtualService (whose destinations are the per-track Services); callers without a sidecar get the
  * Service's own endpoints, so they never reach an image under test (ADR 0010).
  */
@@ -56,7 +57,9 @@ export function buildService(
   selector?: Record<string, string>,
 ): ServiceObject {
   const { name } = appRef(app);
-  return service(app, spec, childMeta(app, childNames(name).service), "primary", targetPort, selector);
+  // Without a mesh nothing splits traffic but the Service itself: it selects both tracks (ADR 0014).
+  const track = spec.mesh === "none" ? undefined : "primary";
+  return service(app, spec, childMeta(app, childNames(name).service), track, targetPort, selector);
 }
 
 /** The Service of one track, `<name>-primary` or `<name>-secondary`: a destination of the canary route. */

@@ -535,7 +535,8 @@ function requeueForStage(facts: RequeueFacts): number | undefined {
       // Held at confirm-rollout, no deadline runs: the gate's own recheck is the only thing due.
       return paused || canary.gates?.waiting !== undefined ? undefined : until(analysis.progressDeadlineSeconds);
     case "Stepping":
-      if (paused) return undefined;
+      // A batch waiting for approval waits for a person (an annotation, which triggers a reconcile).
+      if (paused || canary.approval !== undefined) return undefined;
       if (!facts.secondaryReady) return until(analysis.progressDeadlineSeconds);
       if (facts.invalid) return undefined;
       // A step not yet seen on the route is due one interval after it is, so never before one interval

@@ -9,6 +9,7 @@ import { describeChanges } from "./revision.js";
 import { stepWeight } from "./steps.js";
 import { secondaryRevision, specTemplate, templateChanged, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
+import { batchReadyNow } from "./batch-release.js";
 
 /**
  * The facts the decisions (decisions.ts) look at, as they stand now in the plan being built: requests
@@ -67,7 +68,7 @@ export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
 }
 
 /** The last plan took the secondary as ready: while stepping its weight is above 0 exactly when it was. */
-function wasSecondaryReady(ctx: PlanContext): boolean {
+export function wasSecondaryReady(ctx: PlanContext): boolean {
   // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
   return (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
 }
@@ -93,6 +94,8 @@ function capacityFor(ctx: PlanContext, canary: CanaryState, step: number): boole
  * Deployment's status has not caught up with such a scale, as it was.
  */
 export function secondaryReadyNow(ctx: PlanContext, canary: CanaryState): boolean {
+  const strategy = ctx.spec.strategy;
+  if (strategy.type === "batches") return batchReadyNow(ctx, canary, strategy.count);
   if (ctx.spec.scaling === "fixed") return secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary));
   const observed = ctx.observed.secondary;
   if (observed === null || !runsSubject(ctx, canary)) return false;
@@ -101,7 +104,7 @@ export function secondaryReadyNow(ctx: PlanContext, canary: CanaryState): boolea
 }
 
 /** The secondary Deployment carries the image and pod-template revision under test. */
-function runsSubject(ctx: PlanContext, canary: CanaryState): boolean {
+export function runsSubject(ctx: PlanContext, canary: CanaryState): boolean {
   const observed = ctx.observed.secondary;
   return (
     observed !== null && observed.image === canary.image && showsRevision(observed, secondaryRevision(ctx, canary))

@@ -128,7 +128,10 @@ describe("requests: each control accepts only its documented values", () => {
     { annotations: { [ANNOTATIONS.paused]: "true" }, reads: { paused: true, invalid: [] } },
     { annotations: { [ANNOTATIONS.paused]: " True " }, reads: { paused: true, invalid: [] } },
     { annotations: { [ANNOTATIONS.paused]: "false" }, reads: { paused: false, invalid: [] } },
-    { annotations: {}, reads: { paused: false, promote: false, abort: false, retry: undefined, invalid: [] } },
+    {
+      annotations: {},
+      reads: { paused: false, promote: false, abort: false, approve: false, retry: undefined, invalid: [] },
+    },
     {
       annotations: { [ANNOTATIONS.paused]: "yes" },
       reads: {
@@ -146,6 +149,11 @@ describe("requests: each control accepts only its documented values", () => {
     {
       annotations: { [ANNOTATIONS.abort]: "false" },
       reads: { abort: false, invalid: [{ annotation: ANNOTATIONS.abort, value: "false", accepted: "now" }] },
+    },
+    { annotations: { [ANNOTATIONS.approve]: "now" }, reads: { approve: true, invalid: [] } },
+    {
+      annotations: { [ANNOTATIONS.approve]: "yes" },
+      reads: { approve: false, invalid: [{ annotation: ANNOTATIONS.approve, value: "yes", accepted: "now" }] },
     },
     { annotations: { [ANNOTATIONS.retry]: " img:1 " }, reads: { retry: "img:1" } },
     { annotations: { [ANNOTATIONS.retry]: "" }, reads: { retry: "spec:1" } },

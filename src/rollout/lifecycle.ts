@@ -7,6 +7,7 @@ import { recordFailedImage } from "./failed-images.js";
 import { trafficDrained } from "./observation.js";
 import type { Weights } from "./types.js";
 import { revisionOf, settingsRevisionOf } from "./revision.js";
+import { primaryRestored } from "./batch-release.js";
 import { observedDigest, primaryRecord, testTemplateFields, testedTemplate } from "./subject.js";
 
 /** "at step 3 of 5" (steps count from 1 for people), or "before the first step". */
@@ -47,6 +48,8 @@ export function startRollback(ctx: PlanContext, canary: CanaryState, failure: Te
   canary.stage = "RollingBack";
   canary.stepStartedAt = ctx.at;
   delete canary.pausedAt;
+  // A batch waiting for approval waits no more: the release ends.
+  delete canary.approval;
   canary.outcome = { result: failure.result, reason: failure.reason, message: failure.message };
   if (failure.result === "Superseded") {
     emit(ctx, "Normal", "TestSuperseded", failure.message);
@@ -80,6 +83,7 @@ export function enterPromoting(
   message: string,
 ): void {
   canary.stage = "Promoting";
+  delete canary.approval;
   canary.stepStartedAt = ctx.at;
   delete canary.pausedAt;
   canary.outcome = { result: "Promoted", reason, message };
@@ -126,6 +130,8 @@ export function finishIfDrained(ctx: PlanContext, canary: CanaryState): void {
     return;
   }
   canary.drainedAt ??= ctx.at;
+  // A batch rollback lets the new version go only once the old one runs all its replicas again.
+  if (ctx.spec.strategy.type === "batches" && canary.stage === "RollingBack" && !primaryRestored(ctx)) return;
   const removable = secondaryRemovable({
     stage: canary.stage,
     drained,
@@ -160,8 +166,8 @@ export function finishIfDrained(ctx: PlanContext, canary: CanaryState): void {
  * carrying something else (an apply that never happened, a hand edit being repaired) clears it too, and
  * the step is timed again from when the route is right. Only the stepping stages time steps by the route.
  */
-export function recordRouted(ctx: PlanContext, canary: CanaryState, planned: Weights): void {
-  const timed = canary.stage === "Stepping" || canary.stage === "AwaitingPromotion";
+export function recordRouted(ctx: PlanContext, canary: CanaryState, planned: Weights, complete = true): void {
+  const timed = complete && (canary.stage === "Stepping" || canary.stage === "AwaitingPromotion");
   if (timed && routeCarries(ctx.observed.routedWeights, planned)) canary.stepRoutedAt ??= ctx.at;
   else delete canary.stepRoutedAt;
 }

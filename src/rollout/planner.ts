@@ -31,6 +31,15 @@ import { statusConditions } from "./status-conditions.js";
 import { revisionOf } from "./revision.js";
 import { secondaryWeight, splitWeights } from "./steps.js";
 import {
+  approveCommand,
+  answerStrayApproval,
+  batchCompleteNow,
+  batchReplicasNow,
+  batchWeight,
+  batchesOf,
+} from "./batch-release.js";
+import { batchStatus } from "./batches.js";
+import {
   deployedImage,
   primaryDeployedImage,
   primaryRecord,
@@ -126,6 +135,7 @@ function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean; gate
   // not yet removed) finds nothing left to forget; before a new test, so that it may be the retried one.
   handleRetry(ctx);
   if (ctx.status.canary === undefined) rest(ctx);
+  answerStrayApproval(ctx);
   return { plan: assemble(ctx), analysisWanted: ctx.analysisWanted, gateWanted: ctx.gateWanted };
 }
 
@@ -216,8 +226,20 @@ function assemble(ctx: PlanContext): Plan {
   const { status, spec, observed } = ctx;
   const canary = status.canary;
   const ready = canary !== undefined && secondaryReadyNow(ctx, canary);
-  const weights = splitWeights(secondaryWeight(canary, spec.analysis.weights, ready));
-  if (canary !== undefined) recordRouted(ctx, canary, weights);
+  const batches = batchesOf(ctx);
+  const weights = splitWeights(
+    batches !== undefined ? batchWeight(ctx, canary, ready) : secondaryWeight(canary, spec.analysis.weights, ready),
+  );
+  // A batch is timed only once it is rolled out (its pods available, the old ones scaled down).
+  if (canary !== undefined) {
+    recordRouted(ctx, canary, weights, batches === undefined || batchCompleteNow(ctx, canary, batches.count));
+  }
+  const replicas =
+    canary !== undefined && batches !== undefined ? batchReplicasNow(ctx, canary, batches.count) : undefined;
+  if (batches !== undefined) {
+    const batch = batchStatus(spec.replicas, batches.count, canary, ctx.previous.batch, ctx.ended);
+    if (batch !== undefined) status.batch = batch;
+  }
   const overdue = canary !== undefined && promotionOverdue(ctx, canary);
   const invalid = ctx.problems.length > 0;
   const specFailure = specIsPrimary(ctx) ? undefined : findFailedImage(status.failedImages, specRevisionRef(ctx));
@@ -264,6 +286,10 @@ function assemble(ctx: PlanContext): Plan {
   if (ctx.capacityWait !== undefined && canary?.stage === "Stepping") {
     status.message = `Testing ${canary.image} at ${weights.secondary}%: ${capacityMessage(ctx.capacityWait)}`;
   }
+  if (canary?.approval !== undefined && batches !== undefined) {
+    const { batch } = canary.approval;
+    status.message = `Batch ${batch} of ${batches.count} of ${canary.image} passed its analysis; waiting for approval: ${approveCommand(ctx)} (or ${annotateCommand(ctx, ANNOTATIONS.approve, "now")})`;
+  }
   status.message = rejectedMessage(status.conditions) ?? status.message;
 
   const requeue = requeueAfterSeconds({
@@ -279,21 +305,23 @@ function assemble(ctx: PlanContext): Plan {
     // Pinned to the digest its pods ran, when they reported one: a tag pushed again cannot reach the primary.
     primary: {
       image: canary?.stage === "Promoting" ? deployedImage(canary.image, canary.digest) : primaryDeployed,
-      replicas: spec.replicas,
+      replicas: replicas?.primary ?? spec.replicas,
     },
     // Not before confirm-rollout answered 2xx: the test then waits without the secondary's pods.
     secondary:
       canary !== undefined && !secondaryHeld(testFacts(ctx, canary))
         ? {
             image: canary.image,
-            replicas: secondaryReplicas({
-              scaling: spec.scaling,
-              replicas: spec.replicas,
-              testReplicas: spec.testReplicas,
-              stage: canary.stage,
-              step: canary.step,
-              weights: spec.analysis.weights,
-            }),
+            replicas:
+              replicas?.secondary ??
+              secondaryReplicas({
+                scaling: spec.scaling,
+                replicas: spec.replicas,
+                testReplicas: spec.testReplicas,
+                stage: canary.stage,
+                step: canary.step,
+                weights: spec.analysis.weights,
+              }),
           }
         : null,
     templates: {

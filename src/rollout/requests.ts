@@ -19,6 +19,8 @@ export interface Requests {
   promote: boolean;
   /** `abort=now`. */
   abort: boolean;
+  /** `approve=now`: a batch release waiting after a batch goes on to the next. */
+  approve: boolean;
   /** The image to forget from failedImages; an empty value means spec.image. */
   retry: string | undefined;
   /** Controls present with a value they do not accept: answered with a Warning, never acted on. */
@@ -30,6 +32,7 @@ export const ACCEPTED_VALUES = {
   [ANNOTATIONS.paused]: ["true", "false"],
   [ANNOTATIONS.promote]: ["now"],
   [ANNOTATIONS.abort]: ["now"],
+  [ANNOTATIONS.approve]: ["now"],
 } as const;
 
 /**
@@ -55,6 +58,7 @@ export function readRequests(annotations: Record<string, string> | undefined, sp
     paused: paused === null ? undefined : paused === "true",
     promote: read(ANNOTATIONS.promote) === "now",
     abort: read(ANNOTATIONS.abort) === "now",
+    approve: read(ANNOTATIONS.approve) === "now",
     retry: retry === undefined ? undefined : retry.trim() === "" ? specImage : retry.trim(),
     invalid,
   };

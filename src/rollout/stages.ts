@@ -21,6 +21,7 @@ import { stepWeight } from "./steps.js";
 import { revisionOf } from "./revision.js";
 import { deployedImage, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
+import { holdForApproval, primaryRestored, waitForApproval } from "./batch-release.js";
 
 /** The reason of the Progressing condition while a promotion's primary rollout is overdue. */
 export const PROMOTION_OVERDUE = "ProgressDeadlineExceeded";
@@ -50,6 +51,8 @@ function shiftedMessage(ctx: PlanContext, canary: CanaryState): string {
  * applies it. A step whose analysis is due but has no results yet asks for them (`analysisWanted`).
  */
 function progress(ctx: PlanContext, canary: CanaryState): void {
+  // A batch that waits for a person moves on only by approval (batch-release.ts).
+  if (holdForApproval(ctx, canary)) return;
   let evidence = progressOf(ctx, canary);
   let facts = testFacts(ctx, canary, evidence);
   const gate = gateDue(facts);
@@ -100,6 +103,7 @@ function progress(ctx: PlanContext, canary: CanaryState): void {
     return;
   }
   if (start === "AnalysisPassed") {
+    if (waitForApproval(ctx, canary)) return;
     canary.step += 1;
     canary.stepBeganAt = ctx.at;
     emit(ctx, "Normal", "StepAdvanced", shiftedMessage(ctx, canary));
@@ -305,7 +309,9 @@ export function promotionOverdue(ctx: PlanContext, canary: CanaryState): boolean
  */
 function promote(ctx: PlanContext, canary: CanaryState): void {
   const image = deployedImage(canary.image, canary.digest);
-  if (primaryRunning(ctx.observed, image, revisionOf(image, testedTemplate(ctx, canary)))) {
+  // A batch release hands over batch by batch: the primary is done once it runs all the replicas.
+  const handedOver = ctx.spec.strategy.type !== "batches" || primaryRestored(ctx);
+  if (handedOver && primaryRunning(ctx.observed, image, revisionOf(image, testedTemplate(ctx, canary)))) {
     enterFinalising(ctx, canary);
     return;
   }

@@ -5,6 +5,9 @@ import { setCondition } from "./conditions.js";
 import type { PlanContext } from "./context.js";
 import type { WorkloadObservation } from "./types.js";
 import { rejectedReady } from "./reported.js";
+/** The Ready and Progressing reason while a batch release waits for approval. */
+export const WAITING_FOR_APPROVAL = "WaitingForApproval";
+
 import { capacityMessage, PROMOTION_OVERDUE, WAITING_FOR_CAPACITY } from "./stages.js";
 
 /** What a running test is doing, in a few words, for the Progressing condition. */
@@ -81,17 +84,34 @@ export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[
   if (rejected !== undefined) list = setCondition(list, { ...rejected, ...gen }, at);
 
   const canary = status.canary;
+  // A batch release paused for a person says so where people look first (batch-release.ts).
+  const approval = canary?.approval;
+  if (approval !== undefined && rejected === undefined) {
+    list = setCondition(
+      list,
+      {
+        type: CONDITION.Ready,
+        status: primary?.available === true ? "True" : "False",
+        reason: WAITING_FOR_APPROVAL,
+        message: `batch ${approval.batch} of ${canary?.image ?? ""} passed its analysis and waits for approval`,
+        ...gen,
+      },
+      at,
+    );
+  }
   const previous = list.find((c) => c.type === CONDITION.Progressing);
   if (canary !== undefined) {
     const waiting = heldAtGate(canary);
     const capacity = canary.stage === "Stepping" ? ctx.capacityWait : undefined;
     const reason = overdue
       ? PROMOTION_OVERDUE
-      : waiting !== undefined
-        ? "WaitingForWebhook"
-        : capacity !== undefined
-          ? WAITING_FOR_CAPACITY
-          : canary.stage;
+      : canary.approval !== undefined
+        ? WAITING_FOR_APPROVAL
+        : waiting !== undefined
+          ? "WaitingForWebhook"
+          : capacity !== undefined
+            ? WAITING_FOR_CAPACITY
+            : canary.stage;
     const message =
       waiting !== undefined
         ? `testing ${canary.image}; held by the ${waiting.type} webhook ${waiting.name}: ${waiting.message}`

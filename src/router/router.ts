@@ -1,6 +1,6 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp } from "../api/types.js";
-import type { Weights } from "../rollout/types.js";
+import type { Weights, WorkloadObservation } from "../rollout/types.js";
 
 /** A Kubernetes object as the router hands it to the reconciler for server-side apply. */
 export interface RoutingObject {
@@ -20,4 +20,9 @@ export interface TrafficRouter {
   desired(app: CanaryApp, spec: ResolvedSpec, weights: Weights): RoutingObject[];
   /** The weights the routing object actually carries, or null when it is missing or not ours to read. */
   routedWeights(routingObject: unknown): Weights | null;
+  /**
+   * A router that carries no object (no mesh): the split as the pods make it, read from the workloads.
+   * When present, `routedWeights` is not consulted.
+   */
+  splitByPods?(primary: WorkloadObservation | null, secondary: WorkloadObservation | null): Weights;
 }

@@ -38,6 +38,11 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   { command: /^make bench-peers$/, by: "here" },
   { command: /^node dist\/src\/main\.js --help$/, by: "here" },
   { command: /^kubectl kustomize config\/default \| kubectl apply --server-side -f -$/, by: "here" },
+  {
+    command: /^kubectl annotate canaryapp NAME canaryapp\.io\/approve=now --overwrite$/,
+    by: "e2e/batch-release.test.ts",
+    contains: ['"annotate", "canaryapp", name, "canaryapp.io/approve=now", "--overwrite"'],
+  },
   { command: /^kubectl (patch|get|describe|annotate) canaryapp NAME/, by: "here" },
   { command: /^kubectl label secret NAME canaryapp\.io\/credentials=true$/, by: "here" },
   // .ci/run runs `make test`, whose prerequisites are these targets (checked below).
@@ -71,6 +76,11 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
     command: /^kubectl canaryapp pause NAME$/,
     by: "test/integration/kubectl-plugin.test.ts",
     contains: ['plugin("pause", "controls")'],
+  },
+  {
+    command: /^kubectl canaryapp approve NAME$/,
+    by: "test/integration/kubectl-plugin.test.ts",
+    contains: ['plugin("approve", "controls")'],
   },
   {
     command: /^kubectl canaryapp history NAME$/,

@@ -134,6 +134,61 @@ const invalid: { name: string; spec: Spec; metadataName?: string; message: RegEx
     message: /spec\.replicas: Invalid value: "string": spec\.replicas in body must be of type integer/,
   },
   {
+    name: "batches without their count",
+    spec: { ...seedSpec, replicas: 4, strategy: { type: "batches" } },
+    message: /strategy\.batches is required with type: batches, and only then/,
+  },
+  {
+    name: "batches given with type steps",
+    spec: { ...seedSpec, replicas: 4, strategy: { type: "steps", batches: { count: 2 } } },
+    message: /strategy\.batches is required with type: batches, and only then/,
+  },
+  {
+    name: "more batches than replicas",
+    spec: { ...seedSpec, replicas: 2, strategy: { type: "batches", batches: { count: 3 } } },
+    message: /strategy\.batches\.count must not be greater than replicas/,
+  },
+  {
+    name: "zero batches",
+    spec: { ...seedSpec, replicas: 2, strategy: { type: "batches", batches: { count: 0 } } },
+    message: /count.*greater than or equal to 1/,
+  },
+  {
+    name: "an unknown pause type",
+    spec: { ...seedSpec, replicas: 2, strategy: { type: "batches", batches: { count: 2, pause: "sometimes" } } },
+    message: /pause: Unsupported value: "sometimes"/,
+  },
+  {
+    name: "mesh none with traffic steps",
+    spec: { ...seedSpec, mesh: "none" },
+    message: /mesh: none needs strategy\.type: batches/,
+  },
+  {
+    name: "batches with an autoscaler",
+    spec: {
+      ...seedSpec,
+      replicas: 4,
+      autoscalerRef: { name: "hpa" },
+      strategy: { type: "batches", batches: { count: 2 } },
+    },
+    message: /cannot be combined with autoscalerRef or scaling: weighted/,
+  },
+  {
+    name: "batches of a StatefulSet",
+    spec: {
+      ...seedSpec,
+      replicas: 4,
+      workload: { kind: "StatefulSet" },
+      strategy: { type: "batches", batches: { count: 2 } },
+    },
+    message: /strategy\.type: batches releases a Deployment/,
+  },
+  {
+    name: "batches with weighted scaling",
+    spec: { ...seedSpec, replicas: 4, scaling: "weighted", strategy: { type: "batches", batches: { count: 2 } } },
+    message: /cannot be combined with autoscalerRef or scaling: weighted/,
+  },
+  {
     name: "name too long for its children",
     metadataName: "a".repeat(53),
     spec: { ...seedSpec },
@@ -198,9 +253,25 @@ describe("CanaryApp API validation", () => {
   test("the seed manifest is accepted unchanged apart from apiVersion, and gets the schema's defaults", async () => {
     const created = await apps.create({ metadata: { name: "canaryapp-sample" }, spec: seedSpec });
     assert.deepEqual(
-      { ...created.spec, analysis: undefined, service: undefined, drainSeconds: undefined, scaling: undefined },
-      { ...seedSpec, analysis: undefined, service: undefined, drainSeconds: undefined, scaling: undefined },
+      {
+        ...created.spec,
+        analysis: undefined,
+        service: undefined,
+        drainSeconds: undefined,
+        scaling: undefined,
+        mesh: undefined,
+      },
+      {
+        ...seedSpec,
+        analysis: undefined,
+        service: undefined,
+        drainSeconds: undefined,
+        scaling: undefined,
+        mesh: undefined,
+      },
     );
+    assert.equal(created.spec.mesh, DEFAULTS.mesh);
+    assert.equal(created.spec.strategy, undefined, "steps, the behaviour without a strategy");
     assert.equal(created.spec.drainSeconds, DEFAULTS.drainSeconds);
     assert.equal(created.spec.scaling, DEFAULTS.scaling);
     // The schema's defaults and the controller's (src/api/defaults.ts) must be the same values.
@@ -268,6 +339,15 @@ describe("CanaryApp API validation", () => {
     });
     assert.equal(created.spec.analysis?.minRequests, 50);
     assert.equal(created.spec.analysis?.inconclusiveLimit, 3);
+  });
+
+  test("a batch release without a mesh is accepted and gets its pause default", async () => {
+    const created = await apps.create({
+      metadata: { name: "batches" },
+      spec: { ...seedSpec, replicas: 4, mesh: "none", strategy: { type: "batches", batches: { count: 2 } } },
+    });
+    assert.deepEqual(created.spec.strategy, { type: "batches", batches: { count: 2, pause: DEFAULTS.batchPause } });
+    assert.equal(created.spec.mesh, "none");
   });
 
   test("a StatefulSet workload is accepted; its kind and the StatefulSet's immutable fields cannot change", async () => {

@@ -86,13 +86,13 @@ describe("kubectl canaryapp (the kubectl plugin)", () => {
       const help = await installed.run(["canaryapp", "--help"]);
       assert.equal(help.code, 0, help.stderr);
       assert.match(help.stdout, /Usage: kubectl canaryapp/);
-      for (const verb of ["get", "promote", "abort", "retry", "pause", "resume", "set", "history", "wait"]) {
+      for (const verb of ["get", "promote", "abort", "retry", "pause", "resume", "approve", "set", "history", "wait"]) {
         assert.match(help.stdout, new RegExp(`^  ${verb} `, "m"), verb);
       }
     },
   );
 
-  test("pause, resume, promote, abort, retry set exactly the README's annotations", async () => {
+  test("pause, resume, promote, abort, approve, retry set exactly the README's annotations", async () => {
     await create("controls", V2);
     const annotations = async () => (await apps.get("controls")).metadata.annotations ?? {};
 
@@ -112,6 +112,10 @@ describe("kubectl canaryapp (the kubectl plugin)", () => {
     assert.equal(r.code, 0, r.stderr);
     const printed = JSON.parse(r.stdout) as CanaryApp;
     assert.equal(printed.metadata.annotations?.[ANNOTATIONS.abort], "now", "-o json prints the patched object");
+
+    r = await plugin("approve", "controls");
+    assert.deepEqual([r.code, r.stdout.trim()], [0, "canaryapp.canaryapp.io/controls approved"], r.stderr);
+    assert.equal((await annotations())[ANNOTATIONS.approve], "now");
 
     r = await plugin("retry", "controls");
     assert.deepEqual([r.code, r.stdout.trim()], [0, "canaryapp.canaryapp.io/controls retried"], r.stderr);
@@ -308,6 +312,49 @@ describe("kubectl canaryapp (the kubectl plugin)", () => {
     assert.equal(loadYaml<CanaryApp>(yaml.stdout).status?.canary?.step, 1);
   });
 
+  test("get: a batch release shows its batches; kubectl get shows the Batch column", async () => {
+    await apps.create({
+      metadata: { name: "batched" },
+      spec: {
+        image: V2,
+        imageListenPort: 8080,
+        replicas: 4,
+        strategy: { type: "batches", batches: { count: 2, pause: "first" } },
+      },
+    });
+    await writeStatus("batched", {
+      phase: "Progressing",
+      primaryImage: V1,
+      canary: {
+        image: V2,
+        stage: "Stepping",
+        step: 0,
+        startedAt: new Date().toISOString(),
+        stepStartedAt: new Date().toISOString(),
+        failedChecks: 0,
+        approval: { batch: 1, since: new Date().toISOString() },
+      },
+      batch: {
+        current: 1,
+        count: 2,
+        summary: "1/2 paused",
+        batches: [
+          { batch: 1, replicas: 1, state: "paused" },
+          { batch: 2, replicas: 4, state: "pending" },
+        ],
+      },
+    });
+    const r = await plugin("get", "batched");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^Batch: +1\/2 paused {2}\(new replicas per batch: 1 paused, 4 pending\)$/m);
+    assert.doesNotMatch(r.stdout, /^Steps:/m, "a batch release has batches, not weight steps");
+    const listed = await kubectl.run(["get", "canaryapps", "batched", "-n", namespace]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const [head, row] = listed.stdout.trim().split("\n");
+    assert.match(head ?? "", /\bBATCH\b/);
+    assert.match(row ?? "", /1\/2 paused/);
+  });
+
   test("get -w redraws from a watch when the status changes", { timeout: 60_000 }, async () => {
     await create("live", V2);
     await writeStatus("live", { phase: "Progressing", primaryImage: V1, weights: { primary: 90, secondary: 10 } });
@@ -382,7 +429,7 @@ describe("kubectl canaryapp (the kubectl plugin)", () => {
     assert.ok(r.ms >= 2000 && r.ms < 8000, `${r.ms} ms`);
   });
 
-  test("printer columns: image, phase, weight, ready, age; -o wide adds primary, message and the last failure", async () => {
+  test("printer columns: image, phase, weight, batch, ready, age; -o wide adds primary, message and the last failure", async () => {
     await create("cols", V3);
     await writeStatus("cols", {
       phase: "Failed",
@@ -409,27 +456,31 @@ describe("kubectl canaryapp (the kubectl plugin)", () => {
         },
       ],
     });
+    // Cells are cut at the header's column starts: an empty cell (no batch) is then "".
+    const table = (stdout: string): string[][] => {
+      const [head = "", ...rows] = stdout.trimEnd().split("\n");
+      const starts = [...head.matchAll(/\S+/g)].map((m) => m.index);
+      return [head, ...rows].map((line) =>
+        starts.map((start, i) => line.slice(start, starts[i + 1] ?? line.length).trim()),
+      );
+    };
     const r = await kubectl.run(["get", "canaryapp", "cols", "-n", namespace]);
     assert.equal(r.code, 0, r.stderr);
-    const [header, row] = r.stdout
-      .trim()
-      .split("\n")
-      .map((l) => l.trim().split(/\s{2,}/));
-    assert.deepEqual(header, ["NAME", "IMAGE", "PHASE", "WEIGHT", "READY", "AGE"]);
-    assert.deepEqual(row?.slice(0, 5), ["cols", V3, "Failed", "0", "True"]);
-    assert.match(row?.[5] ?? "", /^\d+s$/);
+    const [header, row] = table(r.stdout);
+    assert.deepEqual(header, ["NAME", "IMAGE", "PHASE", "WEIGHT", "BATCH", "READY", "AGE"]);
+    // A release by traffic steps has no batch.
+    assert.deepEqual(row?.slice(0, 6), ["cols", V3, "Failed", "0", "", "True"]);
+    assert.match(row?.[6] ?? "", /^\d+s$/);
 
     const wide = await kubectl.run(["get", "canaryapp", "cols", "-n", namespace, "-o", "wide"]);
-    const [wideHeader, wideRow] = wide.stdout
-      .trim()
-      .split("\n")
-      .map((l) => l.trim().split(/\s{2,}/));
+    const [wideHeader, wideRow] = table(wide.stdout);
     assert.deepEqual(wideHeader, [
       "NAME",
       "IMAGE",
       "PRIMARY",
       "PHASE",
       "WEIGHT",
+      "BATCH",
       "READY",
       "MESSAGE",
       "LAST-FAILURE",
@@ -439,6 +490,6 @@ describe("kubectl canaryapp (the kubectl plugin)", () => {
       "CANARY-PODS",
       "AGE",
     ]);
-    assert.deepEqual(wideRow?.slice(0, 8), ["cols", V3, V1, "Failed", "0", "True", "v3 failed", "AnalysisFailed"]);
+    assert.deepEqual(wideRow?.slice(0, 9), ["cols", V3, V1, "Failed", "0", "", "True", "v3 failed", "AnalysisFailed"]);
   });
 });

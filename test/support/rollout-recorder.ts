@@ -27,7 +27,7 @@ export interface StatusPoint {
 
 interface DeploymentLike {
   metadata?: { name?: string; deletionTimestamp?: unknown };
-  spec?: { template?: { spec?: { containers?: { image?: string }[] } } };
+  spec?: { replicas?: number; template?: { spec?: { containers?: { image?: string }[] } } };
 }
 
 interface ListLike {
@@ -51,6 +51,36 @@ const FIRST_LIST_TIMEOUT_MS = 30_000;
  * image, and status point, in order, with the time it arrived. Reused by the benchmarks, which read the same
  * logs through `rolloutTimings`.
  */
+/** A Deployment's image and spec.replicas. */
+export interface ImageReplicas {
+  image: string;
+  replicas: number;
+}
+
+/**
+ * The pods asked for of an old and a new image over both Deployments, as [old, new] pairs, one per change
+ * from the one in force at `since` on (a batch release's replica sequence).
+ */
+export function podSequence(
+  recorder: RolloutRecorder,
+  oldImage: string,
+  newImage: string,
+  since = 0,
+): [number, number][] {
+  const out: [number, number][] = [];
+  // The state in force at `since`, then each later one.
+  const inForce = recorder.workloads.filter((w) => w.at <= since).at(-1);
+  const later = recorder.workloads.filter((w) => w.at > since);
+  for (const { value } of [...(inForce !== undefined ? [inForce] : []), ...later]) {
+    const count = (image: string) =>
+      [value.primary, value.secondary].reduce((n, w) => n + (w?.image === image ? w.replicas : 0), 0);
+    const pair: [number, number] = [count(oldImage), count(newImage)];
+    const last = out.at(-1);
+    if (last?.[0] !== pair[0] || last[1] !== pair[1]) out.push(pair);
+  }
+  return out;
+}
+
 export class RolloutRecorder {
   /** Distinct consecutive [primary, secondary] splits of the canary route; null when it is missing. */
   readonly weights: Timed<RoutedWeights | null>[] = [];
@@ -59,6 +89,8 @@ export class RolloutRecorder {
   /** The primary Deployment's image, null while it does not exist. */
   readonly primary: Timed<string | null>[] = [];
   readonly statuses: Timed<StatusPoint>[] = [];
+  /** Each Deployment's image and replicas (spec), null while it does not exist. */
+  readonly workloads: Timed<{ primary: ImageReplicas | null; secondary: ImageReplicas | null }>[] = [];
   /** The CanaryApp as last seen. */
   app: CanaryApp | undefined;
 
@@ -210,6 +242,12 @@ export class RolloutRecorder {
             d === undefined ? null : (d.spec?.template?.spec?.containers?.[0]?.image ?? null);
           this.push(this.primary, image(this.deployments.get(names.primary)));
           this.push(this.secondary, image(this.deployments.get(names.secondary)));
+          const sized = (d: DeploymentLike | undefined): ImageReplicas | null =>
+            d === undefined ? null : { image: image(d) ?? "", replicas: d.spec?.replicas ?? 1 };
+          this.push(this.workloads, {
+            primary: sized(this.deployments.get(names.primary)),
+            secondary: sized(this.deployments.get(names.secondary)),
+          });
         },
       },
     ];

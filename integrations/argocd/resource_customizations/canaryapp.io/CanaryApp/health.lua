@@ -2,7 +2,8 @@
 --   Healthy                                   -> Healthy
 --   Initializing, Progressing, Promoting,
 --   RollingBack, or a status older than spec  -> Progressing
---   Paused, or waiting for a manual promotion -> Suspended
+--   Paused, or waiting for a manual promotion
+--   or for a batch's approval                 -> Suspended
 --   Failed (spec.image failed), Invalid,
 --   a child rejected by the API server        -> Degraded
 -- The message is the controller's status.message (or the condition's, for a rejected child).
@@ -56,7 +57,7 @@ if phase == "Paused" then
   return hs
 end
 
-if status.canary ~= nil and status.canary.stage == "AwaitingPromotion" then
+if status.canary ~= nil and (status.canary.stage == "AwaitingPromotion" or status.canary.approval ~= nil) then
   hs.status = "Suspended"
   hs.message = message
   return hs

@@ -24,4 +24,6 @@ actions["abort"] = { ["disabled"] = not testing }
 actions["retry"] = { ["disabled"] = not specImageFailed }
 actions["pause"] = { ["disabled"] = paused or not testing }
 actions["resume"] = { ["disabled"] = not paused }
+-- A batch release whose batch passed its analysis and waits for a person before the next one.
+actions["approve"] = { ["disabled"] = not (testing and canary.approval ~= nil) }
 return actions
