@@ -95,12 +95,7 @@ export function startController({
     secondaryPods: informer(PODS, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
   };
   // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
-  const secrets = credentialSecretsInformer(
-    api,
-    api,
-    config.namespaces,
-    log.child({ informer: "secrets" }),
-  );
+  const secrets = credentialSecretsInformer(api, api, config.namespaces, log.child({ informer: "secrets" }));
   const access = prometheusAccess({
     policyEntries: config.prometheusURLPolicy,
     defaultPrometheusURL: config.defaultPrometheusURL,

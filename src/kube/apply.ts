@@ -104,7 +104,14 @@ export async function patchStatus(
   if (options.resourceVersion !== undefined) body.metadata = { resourceVersion: options.resourceVersion };
   try {
     return await api.mergePatch<unknown>(
-      { group: ref.group, version: ref.version, plural: ref.plural, namespace: ref.namespace, name: ref.name, subresource: "status" },
+      {
+        group: ref.group,
+        version: ref.version,
+        plural: ref.plural,
+        namespace: ref.namespace,
+        name: ref.name,
+        subresource: "status",
+      },
       body,
     );
   } catch (error) {

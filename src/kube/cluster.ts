@@ -63,7 +63,11 @@ export function clusterWriter(api: KubeRest, wrote: WriteObserver, took?: Reques
     async read(ref: ObjectRef): Promise<KubernetesObject | undefined> {
       try {
         return await timed(took, ref.kind, "read", () =>
-          api.get<KubernetesObject>({ ...resourceOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name }),
+          api.get<KubernetesObject>({
+            ...resourceOf(ref.apiVersion, ref.kind),
+            namespace: ref.namespace,
+            name: ref.name,
+          }),
         );
       } catch (error) {
         if (isNotFound(error)) return undefined;

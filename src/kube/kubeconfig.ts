@@ -141,7 +141,14 @@ function tokenFromFile(file: string, now: () => number): () => Promise<Record<st
 }
 
 /** User fields read here; any other non-empty field sends the kubeconfig to client-node. */
-const USER_FIELDS = new Set(["token", "tokenFile", "client-certificate", "client-certificate-data", "client-key", "client-key-data"]);
+const USER_FIELDS = new Set([
+  "token",
+  "tokenFile",
+  "client-certificate",
+  "client-certificate-data",
+  "client-key",
+  "client-key-data",
+]);
 const CLUSTER_FIELDS = new Set([
   "server",
   "certificate-authority",
@@ -153,7 +160,9 @@ const CLUSTER_FIELDS = new Set([
 ]);
 
 function unsupported(entry: Named, fields: Set<string>, prefix: string): string | undefined {
-  const field = Object.keys(entry.value).find((k) => !fields.has(k) && entry.value[k] !== undefined && entry.value[k] !== null);
+  const field = Object.keys(entry.value).find(
+    (k) => !fields.has(k) && entry.value[k] !== undefined && entry.value[k] !== null,
+  );
   return field === undefined ? undefined : `${prefix}.${field}`;
 }
 
@@ -263,7 +272,8 @@ export async function clientNodeEndpoint(fallback: Fallback): Promise<ApiEndpoin
   }
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new Error(`kubeconfig: current context "${kc.getCurrentContext()}" names no cluster`);
-  if (cluster.proxyUrl !== undefined) throw new Error(`kubeconfig: cluster "${cluster.name}": proxy-url is not supported`);
+  if (cluster.proxyUrl !== undefined)
+    throw new Error(`kubeconfig: cluster "${cluster.name}": proxy-url is not supported`);
   const options: { headers?: Record<string, unknown>; ca?: unknown; cert?: unknown; key?: unknown } = {};
   await kc.applyToHTTPSOptions(options);
   const buffer = (value: unknown): Buffer | undefined =>

@@ -137,7 +137,11 @@ export class KubeRest implements Watcher {
   }
 
   /** Server-side apply of `body` as `fieldManager`, forcing conflicts when `force`. */
-  apply<T>(ref: ResourceRef, body: unknown, query: { fieldManager: string; force?: boolean; dryRun?: "All" }): Promise<T> {
+  apply<T>(
+    ref: ResourceRef,
+    body: unknown,
+    query: { fieldManager: string; force?: boolean; dryRun?: "All" },
+  ): Promise<T> {
     return this.request<T>("PATCH", resourcePath(ref), { body, contentType: CONTENT_TYPES.apply, query });
   }
 
