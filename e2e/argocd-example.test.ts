@@ -34,11 +34,16 @@ describe("examples/argocd-app: zero drift through promote, rollback and the manu
   /** The image the example folder deploys. */
   let committedImage: string;
 
+  /** kubectl diff's external diff program: the comparison Argo CD makes (test/support/argocd-diff.ts). */
+  let argocdDiff: NodeJS.ProcessEnv;
   const ns = () => ["-n", env.namespace];
   const run = (args: string[]) => kubectl.run(args, { timeoutMs: 90_000 });
-  /** `kubectl diff --server-side -f DIR`: exit 0 and no output when the live object matches. */
+  /**
+   * `kubectl diff --server-side -f DIR` compared as Argo CD compares (without status and resourceVersion,
+   * test/support/argocd-diff.ts): exit 0 and no output when the live object matches.
+   */
   async function assertNoDrift(dir: string, when: string): Promise<void> {
-    const diff = await kubectl.run(["diff", "--server-side", "-f", dir, ...ns()], {});
+    const diff = await kubectl.run(["diff", "--server-side", "-f", dir, ...ns()], { env: argocdDiff });
     assert.equal(diff.code, 0, `drift ${when}:\n${diff.stdout}${diff.stderr}`);
     assert.equal(diff.stdout, "", when);
   }
@@ -63,6 +68,11 @@ describe("examples/argocd-app: zero drift through promote, rollback and the manu
     controller = runController(env.namespace, [`--prometheus-url=${env.prometheus.url}`]);
     kubectl = new Kubectl(linkPlugin());
     workingCopy = mkdtempSync(join(tmpdir(), "argocd-app-"));
+    // kubectl runs KUBECTL_EXTERNAL_DIFF with flags only, so the script is wrapped in an executable of its own.
+    const differ = join(mkdtempSync(join(tmpdir(), "argocd-diff-")), "argocd-diff");
+    const script = join(ROOT, "dist/test/support/argocd-diff.js");
+    writeFileSync(differ, `#!/bin/sh\nexec '${process.execPath}' '${script}' "$@"\n`, { mode: 0o755 });
+    argocdDiff = { KUBECTL_EXTERNAL_DIFF: differ };
     cpSync(join(ROOT, APP_DIR), workingCopy, { recursive: true });
     committedImage = loadYaml<CanaryApp>(readFileSync(join(ROOT, APP_DIR, "canaryapp.yaml"), "utf8")).spec.image;
     recorder = await RolloutRecorder.start(env.kc, env.namespace, NAME);
@@ -163,7 +173,10 @@ describe("examples/argocd-app: zero drift through promote, rollback and the manu
       assert.equal((await plugin("set", "image", NAME, "sample-app:v4")).code, 0);
       // The hand-made patch took spec.image's ownership; Argo CD diffs and syncs with --force-conflicts,
       // as Git wins over changes made by hand.
-      const diff = await run(["diff", "--server-side", "--force-conflicts", "-f", APP_DIR, ...ns()]);
+      // The same comparison as assertNoDrift's: it sees a change of the spec.
+      const diff = await kubectl.run(["diff", "--server-side", "--force-conflicts", "-f", APP_DIR, ...ns()], {
+        env: argocdDiff,
+      });
       assert.equal(diff.code, 1, diff.stderr);
       assert.match(diff.stdout, /^- {2}image: sample-app:v4$/m);
       assert.match(diff.stdout, new RegExp(`^\\+  image: ${committedImage}$`, "m"));

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "./api/clock.js";
 import { systemClock } from "./api/clock.js";
-import { LABELS, MANAGED_BY_VALUE } from "./api/types.js";
+import { LABELS, MANAGED_BY_VALUE, REVISION_LABEL } from "./api/types.js";
 import type { ReconcileObserver } from "./canary/ports.js";
 import { AnalysisRuns } from "./canary/analysis-runs.js";
 import { CanaryReconciler } from "./canary/reconciler.js";
@@ -93,6 +93,8 @@ export function startController({
     children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, CHILD_SELECTOR)])),
     // Only the secondaries' pods: the digest under test is read from them (ADR 0011).
     secondaryPods: informer(PODS, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
+    // A StatefulSet's pods, which carry their revision instead of a track (ADR 0015).
+    statefulSetPods: informer(PODS, `${CHILD_SELECTOR},${REVISION_LABEL}`),
   };
   // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
   const secrets = credentialSecretsInformer(api, api, config.namespaces, log.child({ informer: "secrets" }));
@@ -169,6 +171,7 @@ export function startController({
   controller.watch(caches.canaryApps, objectKey);
   for (const child of caches.children.values()) controller.watch(child, keyFromLabel(LABELS.app));
   controller.watch(caches.secondaryPods, keyFromLabel(LABELS.app));
+  controller.watch(caches.statefulSetPods, keyFromLabel(LABELS.app));
   // A credentials Secret labelled, changed or removed: its apps are judged again.
   controller.addCache(secrets);
   const requeueUsers = (secret: Parameters<typeof appsUsingSecret>[1]): void => {

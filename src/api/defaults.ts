@@ -8,6 +8,7 @@ import type {
   Scaling,
   ServiceSpec,
   WebhookSpec,
+  WorkloadSpec,
 } from "./types.js";
 
 /** The spec with every default filled: what the controller reasons about. Mirrors the CRD's schema defaults. */
@@ -28,7 +29,18 @@ export interface ResolvedSpec {
   scaling: Scaling;
   service: Required<Pick<ServiceSpec, "port" | "hosts" | "gateways">>;
   pod: PodSettings;
+  /** The workload kind, with a StatefulSet's fields resolved. */
+  workload: ResolvedWorkload;
 }
+
+/** spec.workload with its defaults: a Deployment, or a StatefulSet with its service name and policy. */
+export type ResolvedWorkload =
+  | { kind: "Deployment" }
+  | (Required<Pick<WorkloadSpec, "volumeClaimTemplates" | "podManagementPolicy">> & {
+      kind: "StatefulSet";
+      /** Absent: the app's name. */
+      serviceName: string | undefined;
+    });
 
 export interface ResolvedAnalysis {
   intervalSeconds: number;
@@ -140,5 +152,16 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
       gateways: spec.service?.gateways ?? [],
     },
     pod: spec.pod ?? {},
+    workload: resolveWorkload(spec.workload),
+  };
+}
+
+function resolveWorkload(workload: WorkloadSpec | undefined): ResolvedWorkload {
+  if (workload?.kind !== "StatefulSet") return { kind: "Deployment" };
+  return {
+    kind: "StatefulSet",
+    serviceName: workload.serviceName,
+    volumeClaimTemplates: workload.volumeClaimTemplates ?? [],
+    podManagementPolicy: workload.podManagementPolicy ?? "OrderedReady",
   };
 }

@@ -49,6 +49,12 @@ export const ADOPT_ANNOTATION = "canaryapp.io/adopt";
 /** On each workload the controller applies: the revision of the pod template it was given (ADR 0011). */
 export const REVISION_ANNOTATION = "canaryapp.io/revision";
 
+/**
+ * On the pods of a StatefulSet workload: the revision of their pod template (as REVISION_ANNOTATION on the
+ * StatefulSet). Both tracks are one StatefulSet, so a track's pods are told apart by it (ADR 0015).
+ */
+export const REVISION_LABEL = "canaryapp.io/revision";
+
 export interface ObjectMeta {
   name?: string;
   namespace?: string;
@@ -103,8 +109,51 @@ export interface CanaryAppSpec {
   scaling?: Scaling;
   service?: ServiceSpec;
   pod?: PodSettings;
+  /**
+   * What runs the pods: two Deployments (`<name>-primary`, `<name>-secondary`; the default), or one
+   * StatefulSet `<name>` whose highest ordinals run the revision under test through a partitioned rolling
+   * update, each pod on its own PersistentVolumeClaims (ADR 0015).
+   */
+  workload?: WorkloadSpec;
   /** Where to say that a test started, was promoted, rolled back, or an image was skipped. */
   notifications?: NotificationSpec[];
+}
+
+/** The kinds of workload a CanaryApp can run (spec.workload.kind). */
+export type WorkloadKind = "Deployment" | "StatefulSet";
+
+/** spec.workload: the workload kind and, for a StatefulSet, what it needs besides the pod template. */
+export interface WorkloadSpec {
+  kind: WorkloadKind;
+  /** The StatefulSet's governing (headless) Service, which you own. Default `<name>`. */
+  serviceName?: string;
+  /** One PersistentVolumeClaim per pod and template, `<template>-<name>-<ordinal>`, mounted in the app container. */
+  volumeClaimTemplates?: VolumeClaimTemplate[];
+  /** OrderedReady (default) or Parallel, as the StatefulSet's own field. */
+  podManagementPolicy?: "OrderedReady" | "Parallel";
+}
+
+/** A StatefulSet volume claim template, cut to what an app's data volume needs. */
+export interface VolumeClaimTemplate {
+  name: string;
+  /** Where the app container mounts the volume. */
+  mountPath: string;
+  /** The requested size, e.g. `1Gi`. */
+  storage: string;
+  storageClassName?: string;
+  accessModes?: string[];
+}
+
+/**
+ * What the StatefulSet shows of the two revisions (status.workload): the StatefulSet controller's
+ * current (stable) and update (canary) revisions and how many pods run each.
+ */
+export interface WorkloadStatus {
+  kind: WorkloadKind;
+  stableRevision?: string;
+  canaryRevision?: string;
+  stableReplicas: number;
+  canaryReplicas: number;
 }
 
 /** How the secondary is sized during a test (spec.scaling). */
@@ -309,6 +358,8 @@ export interface CanaryAppStatus {
   weights?: { primary: number; secondary: number };
   /** The test in progress, if any. */
   canary?: CanaryState;
+  /** A StatefulSet workload's revisions and their pods (absent with Deployments). */
+  workload?: WorkloadStatus;
   /** The last promotion (`digest`: what the primary was pinned to, when the secondary's pods reported it). */
   lastPromotion?: { image: string; time: string; digest?: string };
   /** Images whose test failed, newest first, bounded. */

@@ -1,9 +1,10 @@
 import { appRef, childNames } from "../api/meta.js";
 import type { CanaryApp } from "../api/types.js";
 import type { TrafficRouter } from "../router/router.js";
-import { LABELS } from "../api/types.js";
+import { LABELS, REVISION_LABEL } from "../api/types.js";
 import type { Observation, PodObservation } from "../rollout/types.js";
-import type { WorkloadTarget } from "../workload/workload.js";
+import type { AnyWorkloadTarget } from "../workload/workload.js";
+import { isShared } from "../workload/workload.js";
 import type { Caches } from "./ports.js";
 import { childCache } from "./ports.js";
 
@@ -12,11 +13,29 @@ export function observe(
   app: CanaryApp,
   caches: Caches,
   router: TrafficRouter,
-  workload: WorkloadTarget,
+  workload: AnyWorkloadTarget,
 ): Omit<Observation, "analysis"> {
   const { name, namespace } = appRef(app);
   const names = childNames(name);
   const workloads = childCache(caches, workload.kind);
+  if (isShared(workload)) {
+    // One object for both tracks: the secondary's pods are those of the revision under test.
+    const { primary, secondary, status } = workload.observe(workloads.get(namespace, workload.objectName(app)));
+    const revision = secondary?.revision;
+    return {
+      primary,
+      secondary,
+      routedWeights: router.routedWeights(childCache(caches, router.kind).get(namespace, names.virtualService)),
+      ...(caches.statefulSetPods !== undefined && revision !== undefined
+        ? {
+            secondaryPods: observePods(caches.statefulSetPods.list(namespace), name, workload.appContainer, {
+              [REVISION_LABEL]: revision,
+            }),
+          }
+        : {}),
+      ...(status !== undefined ? { workload: status } : {}),
+    };
+  }
   return {
     primary: workload.observe(workloads.get(namespace, names.primary)),
     secondary: workload.observe(workloads.get(namespace, names.secondary)),
@@ -36,13 +55,21 @@ interface PodLike {
   };
 }
 
-/** The app's secondary pods: the app container's image and imageID, and whether the pod is ready. */
-export function observePods(pods: readonly unknown[], app: string, container: string): PodObservation[] {
+/**
+ * The app's secondary pods: the app container's image and imageID, and whether the pod is ready. They are
+ * told by their track label, or by `match` (labels) when the workload tells them apart otherwise.
+ */
+export function observePods(
+  pods: readonly unknown[],
+  app: string,
+  container: string,
+  match: Record<string, string> = { [LABELS.track]: "secondary" },
+): PodObservation[] {
   const out: PodObservation[] = [];
   for (const object of pods) {
     const pod = object as PodLike;
     const labels = pod.metadata?.labels ?? {};
-    if (labels[LABELS.app] !== app || labels[LABELS.track] !== "secondary") continue;
+    if (labels[LABELS.app] !== app || Object.entries(match).some(([k, v]) => labels[k] !== v)) continue;
     const image = pod.spec?.containers?.find((c) => c.name === container)?.image ?? "";
     const imageID = pod.status?.containerStatuses?.find((c) => c.name === container)?.imageID ?? "";
     const ready =

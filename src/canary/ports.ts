@@ -15,6 +15,8 @@ export interface Caches {
   children: ReadonlyMap<string, ObjectCache>;
   /** The secondaries' pods (labelled as ours), when watched: what digest the tested pods run. */
   secondaryPods?: { list(namespace?: string): unknown[] };
+  /** The pods of StatefulSet workloads (labelled with their revision), when watched. */
+  statefulSetPods?: { list(namespace?: string): unknown[] };
 }
 
 /** The cache of one kind of child; a kind without one is a wiring mistake. */

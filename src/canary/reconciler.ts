@@ -9,6 +9,7 @@ import { takeOverRefusal } from "../resources/ownership.js";
 import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { WorkloadTarget } from "../workload/workload.js";
+import { workloadTargetFor } from "../workload/targets.js";
 import type { RenderedCheck } from "../rollout/checks.js";
 import type { Planning } from "../rollout/planner.js";
 import { startPlan } from "../rollout/planner.js";
@@ -31,6 +32,7 @@ export interface ReconcilerDeps {
   /** Runs the checks off the work queue; a finished run requeues the app's key. */
   analyses: AnalysisRuns;
   router: TrafficRouter;
+  /** The Deployment target; an app whose spec.workload asks for a StatefulSet gets that target instead. */
   workload: WorkloadTarget;
   observer: ReconcileObserver;
   log: Logger;
@@ -106,7 +108,7 @@ export class CanaryReconciler {
     const planning = startPlan({
       app,
       observed: {
-        ...observe(app, this.deps.caches, this.deps.router, this.deps.workload),
+        ...observe(app, this.deps.caches, this.deps.router, workloadTargetFor(app, this.deps.workload)),
         ...(refused && { analysisRefused: refused }),
       },
       now,
@@ -311,7 +313,7 @@ export class CanaryReconciler {
   }
 
   private async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<void> {
-    const desired = desiredChildren(app, spec, result, this.deps.router, this.deps.workload);
+    const desired = desiredChildren(app, spec, result, this.deps.router, workloadTargetFor(app, this.deps.workload));
     for (const child of desired.apply) {
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);

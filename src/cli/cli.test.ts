@@ -218,6 +218,44 @@ describe("view", () => {
     assert.match(tree[3] ?? "", /^├── Deployment\/demo-secondary {2}.*app:v2 {2}ready 1\/1/);
     assert.equal(tree[4], "└── VirtualService/demo  primary 75  secondary 25");
   });
+
+  test("a StatefulSet: its revisions in the header, its pods by ordinal as stable or canary", () => {
+    const pod = (ordinal: number, revision: string, image: string) => ({
+      metadata: {
+        name: `demo-${ordinal}`,
+        labels: { "canaryapp.io/revision": "r", "controller-revision-hash": revision },
+      },
+      spec: { containers: [{ name: "app", image }] },
+      status: { phase: "Running" },
+    });
+    const text = renderSnapshot(
+      {
+        app: app({
+          phase: "Progressing",
+          observedGeneration: 2,
+          primaryImage: V1,
+          workload: {
+            kind: "StatefulSet",
+            stableRevision: "demo-5b9c",
+            canaryRevision: "demo-7d4f",
+            stableReplicas: 2,
+            canaryReplicas: 1,
+          },
+        }),
+        deployments: [],
+        pods: [pod(2, "demo-7d4f", V2), pod(10, "demo-5b9c", V1), pod(0, "demo-5b9c", V1)],
+        virtualService: undefined,
+        events: [],
+      },
+      { now: new Date("2026-01-01T00:00:10Z") },
+    );
+    assert.match(text, /^Workload: +StatefulSet {2}stable demo-5b9c \(2 pods\) {2}canary demo-7d4f \(1 pods\)$/m);
+    const tree = text.slice(text.indexOf("CanaryApp/demo")).split("\n");
+    assert.equal(tree[1], "└── StatefulSet/demo  stable 2  canary 1");
+    assert.match(tree[2] ?? "", /^ {4}├── Pod\/demo-0 .*app:v1 {2}stable demo-5b9c$/);
+    assert.match(tree[3] ?? "", /^ {4}├── Pod\/demo-2 .*app:v2 {2}canary demo-7d4f$/);
+    assert.match(tree[4] ?? "", /^ {4}└── Pod\/demo-10 .*app:v1 {2}stable demo-5b9c$/);
+  });
 });
 
 test("--timeout durations", () => {

@@ -1,6 +1,6 @@
 import type { V1Deployment, V1Pod, CoreV1Event } from "@kubernetes/client-node";
 import { weightSequence } from "../api/defaults.js";
-import type { CanaryApp, Track } from "../api/types.js";
+import type { CanaryApp, Track, WorkloadStatus } from "../api/types.js";
 import { LABELS } from "../api/types.js";
 import { destinationTrack } from "../router/istio.js";
 
@@ -30,6 +30,9 @@ export interface ViewOptions {
 }
 
 const BAR_WIDTH = 20;
+
+/** The label the StatefulSet controller puts on each pod: the name of its revision (status.currentRevision…). */
+const STATEFULSET_REVISION_LABEL = "controller-revision-hash";
 
 /** `[#####.....]`: the share of the way to maxWeight the current step is. */
 export function progressBar(weight: number, max: number, width = BAR_WIDTH): string {
@@ -82,6 +85,31 @@ function deploymentLine(d: V1Deployment, now: Date): string {
   return `Deployment/${d.metadata?.name ?? "?"}  ${image}  ready ${ready}/${want}  ${age(d.metadata?.creationTimestamp, now)}`;
 }
 
+/** The StatefulSet's line and its pods by ordinal, each with its revision and whether it is the stable or the canary one. */
+function statefulSetChild(
+  s: Snapshot,
+  workload: WorkloadStatus,
+  now: Date,
+  wide: boolean,
+): { line: string; sub: string[] } {
+  const name = s.app.metadata.name ?? "";
+  const ordinal = (p: V1Pod) => Number((p.metadata?.name ?? "").slice(name.length + 1));
+  const pods = s.pods
+    .filter((p) => p.metadata?.labels?.[STATEFULSET_REVISION_LABEL] !== undefined)
+    .sort((a, b) => ordinal(a) - ordinal(b));
+  const sub = pods.map((p) => {
+    const revision = p.metadata?.labels?.[STATEFULSET_REVISION_LABEL] ?? "";
+    const role =
+      revision === workload.canaryRevision ? "canary" : revision === workload.stableRevision ? "stable" : "other";
+    const image = p.spec?.containers[0]?.image ?? "?";
+    return `${podLine(p, now, wide)}  ${image}  ${role} ${revision}`;
+  });
+  return {
+    line: `StatefulSet/${name}  stable ${workload.stableReplicas}  canary ${workload.canaryReplicas}`,
+    sub,
+  };
+}
+
 function trackOf(labels: Record<string, string> | undefined): string {
   return labels?.[LABELS.track] ?? "";
 }
@@ -121,6 +149,12 @@ function header(s: Snapshot, now: Date): string[] {
       lines.push(`Analysis:    ${last.passed ? "passed" : "failed"} ${age(last.time, now)} ago: ${values.join(", ")}`);
     }
   }
+  const workload = status.workload;
+  if (workload !== undefined) {
+    lines.push(
+      `Workload:    ${workload.kind}  stable ${workload.stableRevision ?? "-"} (${workload.stableReplicas} pods)  canary ${workload.canaryRevision ?? "-"} (${workload.canaryReplicas} pods)`,
+    );
+  }
   const route = routeWeights(s.virtualService);
   const planned = status.weights;
   lines.push(
@@ -145,6 +179,8 @@ function tree(s: Snapshot, now: Date, wide: boolean): string[] {
       .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
     return { line: deploymentLine(d, now), sub: pods.map((p) => podLine(p, now, wide)) };
   });
+  const workload = s.app.status?.workload;
+  if (workload?.kind === "StatefulSet") children.push(statefulSetChild(s, workload, now, wide));
   if (s.virtualService !== undefined) {
     const route = routeWeights(s.virtualService);
     children.push({

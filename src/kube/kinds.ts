@@ -7,7 +7,7 @@ import type { CanaryApp } from "../api/types.js";
 import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
 import type { KubeRest, ListOf } from "./rest.js";
-import { trimChild, trimDeployment, trimPod } from "./trim.js";
+import { trimChild, trimDeployment, trimPod, trimStatefulSet } from "./trim.js";
 
 export type { ListOf } from "./rest.js";
 
@@ -52,6 +52,7 @@ export const CANARY_APPS: KindInfo<CanaryApp> = kind<CanaryApp>(KIND, GROUP, VER
 export const CHILD_KINDS: readonly KindInfo<KubernetesObject>[] = [
   kind("Deployment", "apps", "v1", "deployments", trimDeployment),
   kind("Service", "", "v1", "services", trimChild),
+  kind("StatefulSet", "apps", "v1", "statefulsets", trimStatefulSet),
   kind("DestinationRule", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "destinationrules", trimChild),
   kind("VirtualService", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "virtualservices", trimChild),
 ];

@@ -8,6 +8,7 @@ import { seedApp } from "../resources/fixtures.test-helpers.js";
 import type { Plan } from "../rollout/types.js";
 import { istioRouter, readIstioWeights } from "../router/istio.js";
 import { APP_CONTAINER, observeDeployment } from "../workload/deployment.js";
+import { observeStatefulSet, statefulSetTarget } from "../workload/statefulset.js";
 import { CHILD_KINDS, PODS } from "./kinds.js";
 import { trimDeployment, trimPod } from "./trim.js";
 
@@ -87,6 +88,42 @@ describe("cache trims", () => {
         "updatedReplicas",
       ]);
     }
+  });
+
+  test("a trimmed StatefulSet is observed as the whole one, drift repair sees it whole, and keeps only what is read", () => {
+    const stateful = seedApp({ replicas: 3, workload: { kind: "StatefulSet" } });
+    const sts = desiredChildren(stateful, withDefaults(stateful.spec), plan, istioRouter, statefulSetTarget)
+      .apply.map(withAppliedHash)
+      .find((c) => c.kind === "StatefulSet");
+    assert.ok(sts);
+    const whole = {
+      ...live(sts),
+      status: {
+        observedGeneration: 3,
+        replicas: 3,
+        readyReplicas: 3,
+        availableReplicas: 3,
+        currentReplicas: 2,
+        updatedReplicas: 1,
+        currentRevision: "canaryapp-sample-a",
+        updateRevision: "canaryapp-sample-b",
+        collisionCount: 0,
+        conditions: [],
+      },
+    };
+    const trimmed = trimOf("StatefulSet")(structuredClone(whole) as never) as Record<string, unknown>;
+    assert.equal(alreadyApplied(sts, trimmed), true);
+    assert.deepEqual(observeStatefulSet(trimmed), observeStatefulSet(whole));
+    assert.deepEqual(Object.keys(trimmed["status"] as object).sort(), [
+      "availableReplicas",
+      "currentReplicas",
+      "currentRevision",
+      "observedGeneration",
+      "readyReplicas",
+      "replicas",
+      "updateRevision",
+      "updatedReplicas",
+    ]);
   });
 
   test("a trimmed VirtualService routes the same weights", () => {

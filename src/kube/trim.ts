@@ -4,7 +4,7 @@
  * fresh copy in place (the informer's own, before it is frozen) and returns it.
  *
  * Readers, and what they need:
- * - children (Deployment, Service, DestinationRule, VirtualService): drift repair (`alreadyApplied` in
+ * - children (Deployment, StatefulSet, Service, DestinationRule, VirtualService): drift repair (`alreadyApplied` in
  *   src/resources/compare.ts) compares what the controller applies — metadata name, namespace, labels,
  *   annotations (with the applied hash), ownerReferences, and the whole spec — so spec is kept whole;
  *   the work queue keys them by label; `observeDeployment` reads metadata.generation, the revision
@@ -33,6 +33,18 @@ const DEPLOYMENT_STATUS = [
   "updatedReplicas",
   "readyReplicas",
   "availableReplicas",
+] as const;
+
+/** The StatefulSet status fields `observeStatefulSet` reads. */
+const STATEFULSET_STATUS = [
+  "observedGeneration",
+  "replicas",
+  "readyReplicas",
+  "availableReplicas",
+  "currentReplicas",
+  "updatedReplicas",
+  "currentRevision",
+  "updateRevision",
 ] as const;
 
 type Json = Record<string, unknown>;
@@ -66,6 +78,16 @@ export function trimDeployment<T>(obj: T): T {
   const o: Json = obj;
   trimMetadata(o);
   const status = pick(o["status"], DEPLOYMENT_STATUS);
+  if (status !== undefined) o["status"] = status;
+  return obj;
+}
+
+/** A StatefulSet: as any child, and its status cut to the counters and revisions the controller reads. */
+export function trimStatefulSet<T>(obj: T): T {
+  if (!isRecord(obj)) return obj;
+  const o: Json = obj;
+  trimMetadata(o);
+  const status = pick(o["status"], STATEFULSET_STATUS);
   if (status !== undefined) o["status"] = status;
   return obj;
 }

@@ -7,6 +7,9 @@ import { desiredChildren } from "./children.js";
 import { buildDeployment } from "../workload/deployment.js";
 import { buildDestinationRule, buildVirtualService } from "../router/istio.js";
 import { buildService, buildTrackService } from "./service.js";
+import type { ServiceObject } from "./service.js";
+import type { ChildObject } from "./children.js";
+import { statefulSetTarget } from "../workload/statefulset.js";
 import { seedApp } from "./fixtures.test-helpers.js";
 
 const app = seedApp();
@@ -198,6 +201,53 @@ describe("desiredChildren", () => {
       ],
     );
     assert.deepEqual(remove, []);
+  });
+
+  describe("with a StatefulSet", () => {
+    const stateful = seedApp({ replicas: 3, workload: { kind: "StatefulSet" } });
+    const statefulSpec = withDefaults(stateful.spec);
+    const selectors = (apply: ChildObject[]) =>
+      Object.fromEntries(
+        apply.flatMap((o) =>
+          o.kind === "Service" ? [[o.metadata.name, Object.keys((o as ServiceObject).spec.selector).sort()]] : [],
+        ),
+      );
+    const cases: [string, Plan, string[] | null][] = [
+      ["a test: each Service selects its track's revision", basePlan, ["canaryapp.io/app", "canaryapp.io/revision"]],
+      [
+        "no test",
+        { ...basePlan, secondary: null, weights: { primary: 100, secondary: 0 } },
+        ["canaryapp.io/app", "canaryapp.io/revision"],
+      ],
+      [
+        "a promotion: every pod of the app",
+        {
+          ...basePlan,
+          status: {
+            canary: { image: "img:v2", stage: "Promoting", step: 0, startedAt: "", stepStartedAt: "", failedChecks: 0 },
+          },
+        },
+        ["canaryapp.io/app"],
+      ],
+    ];
+    for (const [name, plan, selector] of cases) {
+      test(`the same order with one StatefulSet, nothing removed: ${name}`, () => {
+        const { apply, remove } = desiredChildren(stateful, statefulSpec, plan, istioRouter, statefulSetTarget);
+        assert.deepEqual(
+          apply.map((o) => `${o.kind}/${o.metadata.name}`),
+          [
+            "Service/canaryapp-sample-primary",
+            "Service/canaryapp-sample-secondary",
+            "DestinationRule/canaryapp-sample",
+            "VirtualService/canaryapp-sample",
+            "Service/canaryapp-sample",
+            "StatefulSet/canaryapp-sample",
+          ],
+        );
+        assert.deepEqual(remove, []);
+        for (const keys of Object.values(selectors(apply))) assert.deepEqual(keys, selector);
+      });
+    }
   });
 
   test("without a secondary, the route is applied and then the secondary removed", () => {

@@ -4,7 +4,8 @@ import type { CanaryApp } from "../api/types.js";
 import type { Plan } from "../rollout/types.js";
 import type { RoutingObject, TrafficRouter } from "../router/router.js";
 import { deploymentTarget } from "../workload/deployment.js";
-import type { WorkloadObject, WorkloadTarget } from "../workload/workload.js";
+import type { AnyWorkloadTarget, SharedWorkloadTarget, TrackWants, WorkloadObject } from "../workload/workload.js";
+import { isShared } from "../workload/workload.js";
 import type { ServiceObject } from "./service.js";
 import { buildService, buildTrackService } from "./service.js";
 
@@ -43,8 +44,9 @@ export function desiredChildren(
   spec: ResolvedSpec,
   plan: Plan,
   router: TrafficRouter,
-  workload: WorkloadTarget = deploymentTarget,
+  workload: AnyWorkloadTarget = deploymentTarget,
 ): DesiredChildren {
+  if (isShared(workload)) return sharedChildren(app, spec, plan, router, workload);
   const { name, namespace } = appRef(app);
   const templates = plan.templates;
   const primaryPort = templates?.primary.imageListenPort ?? spec.imageListenPort;
@@ -67,4 +69,40 @@ export function desiredChildren(
     ? []
     : [{ apiVersion: workload.apiVersion, kind: workload.kind, namespace, name: childNames(name).secondary }];
   return { apply, remove };
+}
+
+/**
+ * The children when both tracks are one workload (a StatefulSet): the same order, the per-track Services
+ * selecting each track's pods as the workload tells them apart, and nothing ever removed (the tested
+ * ordinals return to the primary's revision in place).
+ */
+function sharedChildren(
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  plan: Plan,
+  router: TrafficRouter,
+  workload: SharedWorkloadTarget,
+): DesiredChildren {
+  const templates = plan.templates;
+  const stage = plan.status.canary?.stage;
+  const wants: TrackWants = {
+    primary: { ...plan.primary, ...(templates ? { template: templates.primary } : {}) },
+    secondary: plan.secondary ? { ...plan.secondary, ...(templates ? { template: templates.secondary } : {}) } : null,
+    promoting: stage === "Promoting" || stage === "Finalising",
+  };
+  const primaryPort = templates?.primary.imageListenPort ?? spec.imageListenPort;
+  const portsDiffer =
+    plan.secondary !== null && templates !== undefined && templates.secondary.imageListenPort !== primaryPort;
+  const targetPort = portsDiffer ? "http" : primaryPort;
+  const primarySelector = workload.podSelector(app, spec, "primary", wants);
+  return {
+    apply: [
+      buildTrackService(app, spec, "primary", targetPort, primarySelector),
+      buildTrackService(app, spec, "secondary", targetPort, workload.podSelector(app, spec, "secondary", wants)),
+      ...router.desired(app, spec, plan.weights),
+      buildService(app, spec, targetPort, primarySelector),
+      workload.desired(app, spec, wants),
+    ],
+    remove: [],
+  };
 }

@@ -21,6 +21,8 @@ function service(
   track: Track,
   /** The pods' port: by name ("http") while the two tracks listen on different ports (a revision under test). */
   targetPort: number | string,
+  /** The track's pods, when the workload tells them apart by other labels than the track (a StatefulSet). */
+  selector?: Record<string, string>,
 ): ServiceObject {
   const { name } = appRef(app);
   return {
@@ -28,7 +30,7 @@ function service(
     kind: "Service",
     metadata: meta,
     spec: {
-      selector: { [LABELS.app]: name, [LABELS.track]: track },
+      selector: selector ?? { [LABELS.app]: name, [LABELS.track]: track },
       ports: [
         {
           name: "http",
@@ -51,9 +53,10 @@ export function buildService(
   app: CanaryApp,
   spec: ResolvedSpec,
   targetPort: number | string = spec.imageListenPort,
+  selector?: Record<string, string>,
 ): ServiceObject {
   const { name } = appRef(app);
-  return service(app, spec, childMeta(app, childNames(name).service), "primary", targetPort);
+  return service(app, spec, childMeta(app, childNames(name).service), "primary", targetPort, selector);
 }
 
 /** The Service of one track, `<name>-primary` or `<name>-secondary`: a destination of the canary route. */
@@ -62,7 +65,8 @@ export function buildTrackService(
   spec: ResolvedSpec,
   track: Track,
   targetPort: number | string = spec.imageListenPort,
+  selector?: Record<string, string>,
 ): ServiceObject {
   const { name } = appRef(app);
-  return service(app, spec, childMeta(app, trackServiceName(name, track), track), track, targetPort);
+  return service(app, spec, childMeta(app, trackServiceName(name, track), track), track, targetPort, selector);
 }

@@ -225,6 +225,9 @@ function assemble(ctx: PlanContext): Plan {
   const primaryDeployed = primaryDeployedImage(ctx);
 
   status.weights = weights;
+  // What a StatefulSet shows of its two revisions, as observed (ADR 0015).
+  if (observed.workload !== undefined) status.workload = structuredClone(observed.workload);
+  else delete status.workload;
   const generation = ctx.app.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;
   status.phase = derivePhase({

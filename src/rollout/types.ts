@@ -1,5 +1,12 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { CanaryApp, CanaryAppStatus, MetricResult, PodTemplateParts, WebhookType } from "../api/types.js";
+import type {
+  CanaryApp,
+  CanaryAppStatus,
+  MetricResult,
+  PodTemplateParts,
+  WebhookType,
+  WorkloadStatus,
+} from "../api/types.js";
 
 /** What the reconciler saw of one track's workload (a Deployment today), from the informer cache. */
 export interface WorkloadObservation {
@@ -72,6 +79,8 @@ export interface Observation {
   gate?: { type: WebhookType; results: MetricResult[] };
   /** The secondary's pods, when the reconciler watches them: the digest under test is read from them. */
   secondaryPods?: PodObservation[];
+  /** What a StatefulSet workload shows of its revisions (status.workload); absent with Deployments. */
+  workload?: WorkloadStatus;
 }
 
 export interface PlanInput {

@@ -21,10 +21,7 @@ export interface DeploymentObject {
     paused: false;
     progressDeadlineSeconds: number;
     strategy: { type: "RollingUpdate"; rollingUpdate: { maxUnavailable: number | string; maxSurge: number | string } };
-    template: {
-      metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
-      spec: Record<string, unknown> & { containers: Record<string, unknown>[] };
-    };
+    template: PodTemplate;
   };
 }
 
@@ -34,21 +31,8 @@ export interface DeploymentObject {
  */
 export function buildDeployment(app: CanaryApp, spec: ResolvedSpec, track: Track, want: TrackWant): DeploymentObject {
   const { name } = appRef(app);
-  const pod = want.template?.pod ?? spec.pod;
-  const port = want.template?.imageListenPort ?? spec.imageListenPort;
   const selector = { [LABELS.app]: name, [LABELS.track]: track };
-  const container: Record<string, unknown> = {
-    name: APP_CONTAINER,
-    image: want.image,
-    ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
-    ...(pod.command ? { command: pod.command } : {}),
-    ...(pod.args ? { args: pod.args } : {}),
-    ...(pod.env ? { env: pod.env } : {}),
-    ...(pod.resources ? { resources: pod.resources } : {}),
-    ...(pod.readinessProbe ? { readinessProbe: pod.readinessProbe } : {}),
-    ...(pod.livenessProbe ? { livenessProbe: pod.livenessProbe } : {}),
-  };
-  const revision = revisionOf(want.image, { imageListenPort: port, pod });
+  const revision = wantRevision(spec, want);
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -66,19 +50,60 @@ export function buildDeployment(app: CanaryApp, spec: ResolvedSpec, track: Track
       progressDeadlineSeconds: spec.analysis.progressDeadlineSeconds,
       // Never below the wanted capacity while the primary takes a promoted image.
       strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: "25%" } },
-      template: {
-        metadata: {
-          labels: { ...pod.labels, app: name, version: track, ...childLabels(name, track) },
-          ...(pod.annotations ? { annotations: pod.annotations } : {}),
-        },
-        spec: {
-          ...(pod.serviceAccountName ? { serviceAccountName: pod.serviceAccountName } : {}),
-          ...(pod.imagePullSecrets ? { imagePullSecrets: pod.imagePullSecrets } : {}),
-          containers: [container],
-        },
-      },
+      template: podTemplate(spec, want, { app: name, version: track, ...childLabels(name, track) }),
     },
   };
+}
+
+/** A pod template as the workloads run it. */
+export interface PodTemplate {
+  metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
+  spec: Record<string, unknown> & { containers: Record<string, unknown>[] };
+}
+
+/**
+ * The pod template of a track's workload: the app container with `want`'s image and template (spec's when
+ * absent). `labels` are the controller's and win over the user's; `mounts` are added to the container.
+ */
+export function podTemplate(
+  spec: ResolvedSpec,
+  want: TrackWant,
+  labels: Record<string, string>,
+  mounts: { name: string; mountPath: string }[] = [],
+): PodTemplate {
+  const pod = want.template?.pod ?? spec.pod;
+  const port = want.template?.imageListenPort ?? spec.imageListenPort;
+  const container: Record<string, unknown> = {
+    name: APP_CONTAINER,
+    image: want.image,
+    ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
+    ...(pod.command ? { command: pod.command } : {}),
+    ...(pod.args ? { args: pod.args } : {}),
+    ...(pod.env ? { env: pod.env } : {}),
+    ...(pod.resources ? { resources: pod.resources } : {}),
+    ...(pod.readinessProbe ? { readinessProbe: pod.readinessProbe } : {}),
+    ...(pod.livenessProbe ? { livenessProbe: pod.livenessProbe } : {}),
+    ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
+  };
+  return {
+    metadata: {
+      labels: { ...pod.labels, ...labels },
+      ...(pod.annotations ? { annotations: pod.annotations } : {}),
+    },
+    spec: {
+      ...(pod.serviceAccountName ? { serviceAccountName: pod.serviceAccountName } : {}),
+      ...(pod.imagePullSecrets ? { imagePullSecrets: pod.imagePullSecrets } : {}),
+      containers: [container],
+    },
+  };
+}
+
+/** The revision of the pod template a track's workload is given (ADR 0011). */
+export function wantRevision(spec: ResolvedSpec, want: TrackWant): string {
+  return revisionOf(want.image, {
+    imageListenPort: want.template?.imageListenPort ?? spec.imageListenPort,
+    pod: want.template?.pod ?? spec.pod,
+  });
 }
 
 interface DeploymentLike {

@@ -139,6 +139,52 @@ const invalid: { name: string; spec: Spec; metadataName?: string; message: RegEx
     spec: { ...seedSpec },
     message: /at most 52 characters/,
   },
+  {
+    name: "a StatefulSet sized by an autoscaler",
+    spec: { ...seedSpec, replicas: 3, workload: { kind: "StatefulSet" }, autoscalerRef: { name: "hpa" } },
+    message: /a StatefulSet workload is not sized by an autoscaler/,
+  },
+  {
+    name: "a StatefulSet with weighted scaling",
+    spec: { ...seedSpec, replicas: 3, workload: { kind: "StatefulSet" }, scaling: "weighted" },
+    message: /a StatefulSet workload runs testReplicas canary pods: scaling must be fixed/,
+  },
+  {
+    name: "a StatefulSet whose test would take every ordinal",
+    spec: { ...seedSpec, replicas: 2, testReplicas: 2, workload: { kind: "StatefulSet" } },
+    message: /a StatefulSet workload needs more replicas than testReplicas/,
+  },
+  {
+    name: "StatefulSet fields on a Deployment",
+    spec: { ...seedSpec, workload: { kind: "Deployment", serviceName: "db" } },
+    message: /serviceName, volumeClaimTemplates and podManagementPolicy are StatefulSet fields/,
+  },
+  {
+    name: "a workload of an unknown kind",
+    spec: { ...seedSpec, workload: { kind: "DaemonSet" } },
+    message: /workload\.kind: Unsupported value: "DaemonSet"/,
+  },
+  {
+    name: "a claim template without a size",
+    spec: {
+      ...seedSpec,
+      replicas: 3,
+      workload: { kind: "StatefulSet", volumeClaimTemplates: [{ name: "data", mountPath: "/data" }] },
+    },
+    message: /volumeClaimTemplates\[0\]\.storage: Required value/,
+  },
+  {
+    name: "a claim template mounted at a relative path",
+    spec: {
+      ...seedSpec,
+      replicas: 3,
+      workload: {
+        kind: "StatefulSet",
+        volumeClaimTemplates: [{ name: "data", mountPath: "data", storage: "1Gi" }],
+      },
+    },
+    message: /volumeClaimTemplates\[0\]\.mountPath in body should match/,
+  },
 ];
 
 describe("CanaryApp API validation", () => {
@@ -222,6 +268,54 @@ describe("CanaryApp API validation", () => {
     });
     assert.equal(created.spec.analysis?.minRequests, 50);
     assert.equal(created.spec.analysis?.inconclusiveLimit, 3);
+  });
+
+  test("a StatefulSet workload is accepted; its kind and the StatefulSet's immutable fields cannot change", async () => {
+    const workload = {
+      kind: "StatefulSet" as const,
+      serviceName: "db-headless",
+      podManagementPolicy: "Parallel" as const,
+      volumeClaimTemplates: [{ name: "data", mountPath: "/data", storage: "1Gi", storageClassName: "manual" }],
+    };
+    const created = await apps.create({ metadata: { name: "stateful" }, spec: { ...seedSpec, replicas: 3, workload } });
+    assert.deepEqual(created.spec.workload, workload);
+    const changes: [string, Record<string, unknown>, RegExp][] = [
+      [
+        "kind",
+        { workload: { kind: "Deployment", serviceName: null, podManagementPolicy: null, volumeClaimTemplates: null } },
+        /workload\.kind cannot change/,
+      ],
+      ["removed", { workload: null }, /workload\.kind cannot change/],
+      ["serviceName", { workload: { serviceName: "other" } }, /serviceName cannot change/],
+      [
+        "podManagementPolicy",
+        { workload: { podManagementPolicy: "OrderedReady" } },
+        /podManagementPolicy cannot change/,
+      ],
+      [
+        "volumeClaimTemplates",
+        { workload: { volumeClaimTemplates: [{ name: "data", mountPath: "/data", storage: "2Gi" }] } },
+        /volumeClaimTemplates cannot change/,
+      ],
+    ];
+    for (const [what, spec, message] of changes) {
+      const error = await apps.patchSpec("stateful", spec as Partial<CanaryApp["spec"]>).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(error, `a change of ${what} was accepted`);
+      assert.match(rejectionMessage(error), message, what);
+    }
+    const plain = await apps.create({ metadata: { name: "plain" }, spec: seedSpec });
+    const error = await apps.patchSpec(plain.metadata.name ?? "", { workload: { kind: "StatefulSet" } }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.match(
+      rejectionMessage(error),
+      /workload\.kind cannot change/,
+      "a Deployment app cannot become a StatefulSet",
+    );
   });
 
   for (const [index, bad] of invalid.entries()) {

@@ -433,6 +433,10 @@ describe("kubectl canaryapp (the kubectl plugin)", () => {
       "READY",
       "MESSAGE",
       "LAST-FAILURE",
+      "STABLE-REVISION",
+      "STABLE-PODS",
+      "CANARY-REVISION",
+      "CANARY-PODS",
       "AGE",
     ]);
     assert.deepEqual(wideRow?.slice(0, 8), ["cols", V3, V1, "Failed", "0", "True", "v3 failed", "AnalysisFailed"]);

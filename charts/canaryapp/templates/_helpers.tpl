@@ -27,6 +27,11 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 - apiGroups: ["apps"]
   resources: ["deployments"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+# A StatefulSet workload (ADR 0015): never deleted by the controller (its owner reference does that), and
+# its PersistentVolumeClaims are retained, so neither needs delete.
+- apiGroups: ["apps"]
+  resources: ["statefulsets"]
+  verbs: ["get", "list", "watch", "create", "update", "patch"]
 - apiGroups: [""]
   resources: ["services"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
