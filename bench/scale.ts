@@ -64,7 +64,7 @@ export async function benchScale(
   extraFlags: readonly string[] = [],
 ): Promise<ScaleResult> {
   const kc = loadKubeConfig(kubeconfigPath);
-  const floor = await benchFloor(kc, await createTestNamespace(kc, "floor"), apps);
+  const floor = await benchFloor(kc, kubeconfigPath, await createTestNamespace(kc, "floor"), apps);
 
   const namespace = await createTestNamespace(kc, "bench");
   const previousOptions = process.env["NODE_OPTIONS"];

@@ -13,12 +13,12 @@ import { createInformer } from "./controller/informer.js";
 import { keyFromLabel, objectKey } from "./controller/keys.js";
 import type { StopReason } from "./controller/leader-election.js";
 import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
-import { createClients, loadKubeConfig } from "./kube/client.js";
 import type { WriteObserver } from "./kube/cluster.js";
 import { clusterWriter, eventSink } from "./kube/cluster.js";
 import { EventRecorder, eventClientFor } from "./kube/events.js";
 import type { KindInfo } from "./kube/kinds.js";
 import { CANARY_APPS, CHILD_KINDS, PODS } from "./kube/kinds.js";
+import { KubeRest } from "./kube/rest.js";
 import { ProviderPool } from "./metrics/factory.js";
 import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
 import { analysisByMode } from "./metrics/judges.js";
@@ -75,15 +75,17 @@ export function startController({
   metrics,
   clock = systemClock,
 }: StartOptions): RunningController {
-  const clients = createClients(loadKubeConfig(config.kubeconfig));
-  if (metrics !== undefined) clients.kubeConfig.onRequest = () => metrics.countApiRequest();
+  // Requests and watches share this client's one connection pool.
+  const api = KubeRest.connect(config.kubeconfig, undefined, {
+    ...(metrics !== undefined && { onRequest: () => metrics.countApiRequest() }),
+  });
   const informer = <T extends ObjectWithMeta>(kind: KindInfo<T>, labelSelector?: string): Informer<T> =>
     createInformer<T>({
       type: kind,
       namespaces: config.namespaces,
       labelSelector,
-      list: (args) => kind.list(clients, args),
-      watcher: clients.watch,
+      list: (args) => kind.list(api, args),
+      watcher: api,
       log: log.child({ informer: kind.plural }),
       ...(kind.trim !== undefined ? { transform: kind.trim } : {}),
     });
@@ -97,12 +99,7 @@ export function startController({
     statefulSetPods: informer(PODS, `${CHILD_SELECTOR},${REVISION_LABEL}`),
   };
   // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
-  const secrets = credentialSecretsInformer(
-    clients,
-    clients.watch,
-    config.namespaces,
-    log.child({ informer: "secrets" }),
-  );
+  const secrets = credentialSecretsInformer(api, api, config.namespaces, log.child({ informer: "secrets" }));
   const access = prometheusAccess({
     policyEntries: config.prometheusURLPolicy,
     defaultPrometheusURL: config.defaultPrometheusURL,
@@ -112,11 +109,11 @@ export function startController({
   const reconciler = new CanaryReconciler({
     caches,
     writer: clusterWriter(
-      clients,
+      api,
       wrote,
       metrics ? (kind, verb, seconds, ok) => metrics.observeApiRequest(kind, verb, seconds, ok) : undefined,
     ),
-    events: eventSink(new EventRecorder({ client: eventClientFor(clients.core), log }), wrote),
+    events: eventSink(new EventRecorder({ client: eventClientFor(api), log }), wrote),
     analyses: new AnalysisRuns({
       // Webhook checks (rollout webhooks, gates) go to their URLs; every other check is PromQL.
       provider: analysisByMode(
@@ -203,7 +200,7 @@ export function startController({
     namespace: config.leaderElection.namespace,
     name: config.leaderElection.name,
     identity: config.leaderElection.identity,
-    client: leaseClientFor(clients.coordination),
+    client: leaseClientFor(api),
     log,
     onStartedLeading: (signal) => controller.run(signal),
     // A lost lease means another replica may already be acting: do not wait for in-flight reconciles to

@@ -3,6 +3,7 @@
  * environment in, JSON logs out to a file, SIGTERM for a graceful stop.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { controllerNodeFlags } from "../../src/node-flags.js";
 import { closeSync, openSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
@@ -41,6 +42,7 @@ export interface ControllerProcess {
  */
 export async function startControllerProcess(opts: ControllerProcessOptions): Promise<ControllerProcess> {
   const args = [
+    ...controllerNodeFlags(),
     MAIN,
     `--kubeconfig=${opts.kubeconfig}`,
     `--namespaces=${opts.namespace}`,

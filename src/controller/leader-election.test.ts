@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import type { V1Lease } from "@kubernetes/client-node";
+import type { Lease } from "./lease.js";
 import { pino } from "pino";
 import { FakeClock, flush } from "./fake-clock.js";
 import { LeaderElector, type LeaseClient, type StopReason } from "./leader-election.js";
@@ -12,7 +12,7 @@ function conflict(): Error {
 
 /** One Lease in memory, with resourceVersion preconditions like the API server's. */
 class FakeLeases implements LeaseClient {
-  lease: V1Lease | undefined;
+  lease: Lease | undefined;
   private rv = 0;
   writes = 0;
   /** When set, calls reject with it. */
@@ -27,28 +27,28 @@ class FakeLeases implements LeaseClient {
     }
   }
 
-  private store(lease: V1Lease): V1Lease {
+  private store(lease: Lease): Lease {
     this.rv++;
     this.writes++;
     // As on the wire: plain JSON, MicroTimes as strings.
     this.lease = JSON.parse(
       JSON.stringify({ ...lease, metadata: { ...lease.metadata, resourceVersion: `${this.rv}` } }),
-    ) as V1Lease;
+    ) as Lease;
     return structuredClone(this.lease);
   }
 
-  get(): Promise<V1Lease | undefined> {
+  get(): Promise<Lease | undefined> {
     return this.gate(() => (this.lease ? structuredClone(this.lease) : undefined));
   }
 
-  create(lease: V1Lease): Promise<V1Lease> {
+  create(lease: Lease): Promise<Lease> {
     return this.gate(() => {
       if (this.lease) throw conflict();
       return this.store(lease);
     });
   }
 
-  replace(lease: V1Lease): Promise<V1Lease> {
+  replace(lease: Lease): Promise<Lease> {
     return this.gate(() => {
       if (lease.metadata?.resourceVersion !== this.lease?.metadata?.resourceVersion) throw conflict();
       return this.store(lease);
@@ -67,13 +67,13 @@ class Connection implements LeaseClient {
   private call<T>(fn: () => Promise<T>): Promise<T> {
     return this.dead ? new Promise(() => undefined) : fn();
   }
-  get(): Promise<V1Lease | undefined> {
+  get(): Promise<Lease | undefined> {
     return this.call(() => this.leases.get());
   }
-  create(lease: V1Lease): Promise<V1Lease> {
+  create(lease: Lease): Promise<Lease> {
     return this.call(() => this.leases.create(lease));
   }
-  replace(lease: V1Lease): Promise<V1Lease> {
+  replace(lease: Lease): Promise<Lease> {
     return this.call(() => this.leases.replace(lease));
   }
 }

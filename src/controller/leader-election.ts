@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import type { CoordinationV1Api, V1Lease } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { isConflict, isNotFound, toError } from "../kube/errors.js";
+import type { KubeRest } from "../kube/rest.js";
 import { abortable } from "./abortable.js";
 import { sleep, systemClock, type Clock } from "../api/clock.js";
 import {
@@ -11,36 +11,38 @@ import {
   recordFromSpec,
   releasedRecord,
   specFromRecord,
+  type Lease,
   type LeaseRecord,
 } from "./lease.js";
 
 /** The Lease reads and writes leader election makes; {@link leaseClientFor} implements them. */
 export interface LeaseClient {
   /** The Lease, or undefined when it does not exist. */
-  get(namespace: string, name: string): Promise<V1Lease | undefined>;
+  get(namespace: string, name: string): Promise<Lease | undefined>;
   /** Creates the Lease; 409 when someone created it first. */
-  create(lease: V1Lease): Promise<V1Lease>;
+  create(lease: Lease): Promise<Lease>;
   /** Replaces the Lease; 409 unless metadata.resourceVersion is still current. */
-  replace(lease: V1Lease): Promise<V1Lease>;
+  replace(lease: Lease): Promise<Lease>;
 }
 
-export function leaseClientFor(api: CoordinationV1Api): LeaseClient {
+const LEASES = { group: "coordination.k8s.io", version: "v1", plural: "leases" } as const;
+
+export function leaseClientFor(api: Pick<KubeRest, "get" | "create" | "replace">): LeaseClient {
   return {
     async get(namespace, name) {
       try {
-        return await api.readNamespacedLease({ namespace, name });
+        return await api.get<Lease>({ ...LEASES, namespace, name });
       } catch (error) {
         if (isNotFound(error)) return undefined;
         throw error;
       }
     },
-    create: (lease) => api.createNamespacedLease({ namespace: lease.metadata?.namespace ?? "", body: lease }),
+    create: (lease) => api.create<Lease>({ ...LEASES, namespace: lease.metadata?.namespace ?? "" }, lease),
     replace: (lease) =>
-      api.replaceNamespacedLease({
-        namespace: lease.metadata?.namespace ?? "",
-        name: lease.metadata?.name ?? "",
-        body: lease,
-      }),
+      api.replace<Lease>(
+        { ...LEASES, namespace: lease.metadata?.namespace ?? "", name: lease.metadata?.name ?? "" },
+        lease,
+      ),
   };
 }
 

@@ -1,9 +1,32 @@
-import { V1MicroTime, type V1LeaseSpec } from "@kubernetes/client-node";
-
 /**
  * The pure part of leader election: who holds a coordination.k8s.io/v1 Lease, whether it may be taken at
  * a given time, and what the next spec is. No I/O, no clock: times are passed in (milliseconds).
  */
+
+/** A coordination.k8s.io/v1 Lease spec as it travels: MicroTimes are strings (Dates are read too). */
+export interface LeaseSpec {
+  holderIdentity?: string | undefined;
+  leaseDurationSeconds?: number | undefined;
+  acquireTime?: string | Date | undefined;
+  renewTime?: string | Date | undefined;
+  leaseTransitions?: number | undefined;
+}
+
+/** A coordination.k8s.io/v1 Lease: the fields leader election reads and writes. */
+export interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  spec?: LeaseSpec;
+}
+
+/**
+ * A MicroTime as the API server requires it: RFC 3339 with exactly six fractional digits
+ * ("2024-01-01T12:00:00.123000Z"). Milliseconds are all a JavaScript clock has.
+ */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/Z$/, "000Z");
+}
 
 /** A Lease spec with times as epoch milliseconds. */
 export interface LeaseRecord {
@@ -24,7 +47,7 @@ function toMs(time: Date | string | undefined): number | undefined {
  * Reads a Lease spec. The client hands MicroTime fields back as strings (its deserialiser does not know the
  * type) though they are declared as Dates; both are accepted.
  */
-export function recordFromSpec(spec: V1LeaseSpec | undefined): LeaseRecord {
+export function recordFromSpec(spec: LeaseSpec | undefined): LeaseRecord {
   return {
     holderIdentity: spec?.holderIdentity === "" ? undefined : spec?.holderIdentity,
     leaseDurationSeconds: spec?.leaseDurationSeconds,
@@ -34,13 +57,13 @@ export function recordFromSpec(spec: V1LeaseSpec | undefined): LeaseRecord {
   };
 }
 
-/** Writes a Lease spec; MicroTime serialises with the microsecond precision the API server requires. */
-export function specFromRecord(record: LeaseRecord): V1LeaseSpec {
+/** Writes a Lease spec, its times as MicroTimes. */
+export function specFromRecord(record: LeaseRecord): LeaseSpec {
   return {
     holderIdentity: record.holderIdentity,
     leaseDurationSeconds: record.leaseDurationSeconds,
-    acquireTime: record.acquireTimeMs !== undefined ? new V1MicroTime(record.acquireTimeMs) : undefined,
-    renewTime: record.renewTimeMs !== undefined ? new V1MicroTime(record.renewTimeMs) : undefined,
+    acquireTime: record.acquireTimeMs !== undefined ? microTime(record.acquireTimeMs) : undefined,
+    renewTime: record.renewTimeMs !== undefined ? microTime(record.renewTimeMs) : undefined,
     leaseTransitions: record.leaseTransitions,
   };
 }

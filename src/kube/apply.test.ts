@@ -1,22 +1,25 @@
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { CustomObjectsApi, KubernetesObjectApi } from "@kubernetes/client-node";
 import { FIELD_MANAGER } from "../api/types.js";
 import { deleteIfExists, patchMetadataAnnotations, patchStatus, serverSideApply } from "./apply.js";
 import { KubeApiError, isConflict } from "./errors.js";
 import { FakeApiServer, status } from "./fake-apiserver.test-helpers.js";
+import type { KubeRest } from "./rest.js";
 
 describe("apply helpers against an HTTP API server", () => {
   const server = new FakeApiServer();
-  let objects: KubernetesObjectApi;
-  let custom: CustomObjectsApi;
+  let objects: KubeRest;
+  let custom: KubeRest;
 
   before(async () => {
-    const kc = await server.start();
-    objects = KubernetesObjectApi.makeApiClient(kc);
-    custom = kc.makeApiClient(CustomObjectsApi);
+    await server.start();
+    objects = server.rest();
+    custom = objects;
   });
-  after(() => server.stop());
+  after(async () => {
+    await objects.close();
+    await server.stop();
+  });
   beforeEach(() => {
     server.requests.length = 0;
     server.handler = () => undefined;

@@ -1,13 +1,9 @@
-import {
-  PatchStrategy,
-  setHeaderOptions,
-  type CustomObjectsApi,
-  type KubernetesObject,
-  type KubernetesObjectApi,
-} from "@kubernetes/client-node";
+import type { KubernetesObject } from "@kubernetes/client-node";
 import { FIELD_MANAGER } from "../api/types.js";
 import { isNotFound, toError } from "./errors.js";
+import { resourceOf } from "./kinds.js";
 import { mergePatchFrom } from "./merge-patch.js";
+import type { KubeRest } from "./rest.js";
 
 /** Names one object of any kind. */
 export interface ObjectRef {
@@ -26,11 +22,11 @@ export interface CustomObjectRef {
   name: string;
 }
 
-/** The subset of KubernetesObjectApi these helpers use (tests may pass a stand-in). */
-export type ObjectClient = Pick<KubernetesObjectApi, "patch" | "delete">;
+/** The calls these helpers make. */
+export type ObjectClient = Pick<KubeRest, "apply" | "delete" | "mergePatch">;
 
-/** The subset of CustomObjectsApi these helpers use. */
-export type StatusClient = Pick<CustomObjectsApi, "patchNamespacedCustomObjectStatus">;
+/** The call {@link patchStatus} makes. */
+export type StatusClient = Pick<KubeRest, "mergePatch">;
 
 function describeRef(ref: { kind: string; namespace?: string; name: string }): string {
   return `${ref.kind} ${ref.namespace !== undefined ? `${ref.namespace}/` : ""}${ref.name}`;
@@ -52,14 +48,13 @@ export async function serverSideApply<T extends KubernetesObject>(
   options: { dryRun?: boolean } = {},
 ): Promise<T> {
   try {
-    return await api.patch(
-      obj,
-      undefined,
-      options.dryRun === true ? "All" : undefined,
-      FIELD_MANAGER,
-      true,
-      PatchStrategy.ServerSideApply,
-    );
+    const { group, version, plural } = resourceOf(obj.apiVersion ?? "", obj.kind ?? "");
+    const ref = { group, version, plural, namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? "" };
+    return await api.apply<T>(ref, obj, {
+      fieldManager: FIELD_MANAGER,
+      force: true,
+      ...(options.dryRun === true ? { dryRun: "All" as const } : {}),
+    });
   } catch (error) {
     throw toError(error, `${describeRef(refOf(obj))}: apply`);
   }
@@ -71,14 +66,8 @@ export async function serverSideApply<T extends KubernetesObject>(
  */
 export async function deleteIfExists(api: ObjectClient, ref: ObjectRef): Promise<boolean> {
   try {
-    await api.delete(
-      { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } },
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-      "Background",
-    );
+    const resource = resourceOf(ref.apiVersion, ref.kind);
+    await api.delete({ ...resource, namespace: ref.namespace, name: ref.name }, { propagationPolicy: "Background" });
     return true;
   } catch (error) {
     if (isNotFound(error)) return false;
@@ -114,10 +103,17 @@ export async function patchStatus(
   };
   if (options.resourceVersion !== undefined) body.metadata = { resourceVersion: options.resourceVersion };
   try {
-    return (await api.patchNamespacedCustomObjectStatus(
-      { group: ref.group, version: ref.version, plural: ref.plural, namespace: ref.namespace, name: ref.name, body },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    )) as unknown;
+    return await api.mergePatch<unknown>(
+      {
+        group: ref.group,
+        version: ref.version,
+        plural: ref.plural,
+        namespace: ref.namespace,
+        name: ref.name,
+        subresource: "status",
+      },
+      body,
+    );
   } catch (error) {
     throw toError(error, `${ref.plural}.${ref.group} ${ref.namespace}/${ref.name}: status patch`);
   }
@@ -136,13 +132,11 @@ export async function patchMetadataAnnotations(
   const metadata: Record<string, unknown> = { name: ref.name, namespace: ref.namespace, annotations };
   if (options.resourceVersion !== undefined) metadata.resourceVersion = options.resourceVersion;
   try {
-    const patched = await api.patch(
+    const resource = resourceOf(ref.apiVersion, ref.kind);
+    const patched = await api.mergePatch<KubernetesObject>(
+      { ...resource, namespace: ref.namespace, name: ref.name },
       { apiVersion: ref.apiVersion, kind: ref.kind, metadata },
-      undefined,
-      undefined,
-      FIELD_MANAGER,
-      undefined,
-      PatchStrategy.MergePatch,
+      { fieldManager: FIELD_MANAGER },
     );
     const resourceVersion: unknown = patched.metadata?.resourceVersion;
     return typeof resourceVersion === "string" ? resourceVersion : undefined;

@@ -136,39 +136,3 @@ describe("clients started while the API server answers 429 'storage is (re)initi
 function service(name: string, resourceVersion: string): object {
   return { apiVersion: "v1", kind: "Service", metadata: { name, namespace: "a", resourceVersion } };
 }
-
-describe("PooledKubeConfig.onRequest", () => {
-  test("is told of every request the clients send: API calls, discovery and watches", async () => {
-    const server = new FakeApiServer();
-    server.handler = (req) => {
-      if (req.path !== "/api/v1/namespaces/a/services") return undefined;
-      if (req.query.get("watch") === "true") return { status: 200, body: { type: "ADDED", object: service("t", "2") } };
-      return { status: 200, body: { kind: "ServiceList", metadata: { resourceVersion: "1" }, items: [] } };
-    };
-    const kc = await server.start();
-    let told = 0;
-    kc.onRequest = () => told++;
-    const clients = createClients(kc);
-    try {
-      await clients.core.listNamespacedService({ namespace: "a" });
-      // A generic read: discovery of the kind, then the GET (a 404 here).
-      await clients.objects
-        .read({ apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web", namespace: "a" } })
-        .catch(() => undefined);
-      const watched = await new Promise<unknown>((resolve) => {
-        void clients.watch.watch(
-          "/api/v1/namespaces/a/services",
-          { resourceVersion: "1" },
-          (_type, object) => resolve(object),
-          () => undefined,
-        );
-      });
-      assert.ok(watched, "the watch delivered its event");
-      assert.ok(server.requests.length >= 3);
-      assert.equal(told, server.requests.length, "one count per request the server saw");
-    } finally {
-      await kc.close();
-      await server.stop();
-    }
-  });
-});

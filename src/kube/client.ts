@@ -62,8 +62,9 @@ export function loadKubeConfig(path?: string, sources: KubeConfigSources = {}): 
 }
 
 /**
- * The API clients the controller uses, all built from one KubeConfig and sharing its connections. Every
- * process of the project (controller, demo, simulator, test recorders) talks to the API server through these.
+ * client-node's API clients, all built from one KubeConfig and sharing its connections: what the processes
+ * around the controller (kubectl plugin, demo, simulator, tests, benches) talk to the API server through. The
+ * controller itself uses the lighter `KubeRest` (src/kube/rest.ts, ADR 0017).
  */
 export interface KubeClients {
   kubeConfig: PooledKubeConfig;

@@ -7,10 +7,10 @@ import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
 import { API_VERSION, KIND } from "../api/types.js";
 import type { ObjectRef } from "./apply.js";
 import { deleteIfExists, patchMetadataAnnotations, patchStatus, serverSideApply } from "./apply.js";
-import type { KubeClients } from "./client.js";
 import { isNotFound, toError } from "./errors.js";
 import type { EventRecorder, EventType } from "./events.js";
-import { CANARY_APPS } from "./kinds.js";
+import { CANARY_APPS, resourceOf } from "./kinds.js";
+import type { KubeRest } from "./rest.js";
 
 /** Told of every write the controller makes (for its metrics). */
 export type WriteObserver = (kind: string, verb: "apply" | "delete" | "status" | "annotate" | "event") => void;
@@ -37,22 +37,22 @@ async function timed<T>(
 }
 
 /** Writes children and the CanaryApp's status and annotations (see ClusterWriter). */
-export function clusterWriter(clients: KubeClients, wrote: WriteObserver, took?: RequestObserver) {
+export function clusterWriter(api: KubeRest, wrote: WriteObserver, took?: RequestObserver) {
   return {
     async apply(object: KubernetesObject & { kind: string }): Promise<void> {
       wrote(object.kind, "apply");
-      await timed(took, object.kind, "apply", () => serverSideApply(clients.objects, object));
+      await timed(took, object.kind, "apply", () => serverSideApply(api, object));
     },
     async remove(ref: ObjectRef): Promise<void> {
       wrote(ref.kind, "delete");
-      await timed(took, ref.kind, "delete", () => deleteIfExists(clients.objects, ref));
+      await timed(took, ref.kind, "delete", () => deleteIfExists(api, ref));
     },
     async replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<string | undefined> {
       wrote(KIND, "status");
       const { name = "", namespace = "", resourceVersion } = app.metadata;
       const updated = await timed(took, KIND, "status", () =>
         patchStatus(
-          clients.customObjects,
+          api,
           { group: CANARY_APPS.group, version: CANARY_APPS.version, plural: CANARY_APPS.plural, namespace, name },
           status,
           { previous: app.status ?? {}, ...(resourceVersion ? { resourceVersion } : {}) },
@@ -63,10 +63,10 @@ export function clusterWriter(clients: KubeClients, wrote: WriteObserver, took?:
     async read(ref: ObjectRef): Promise<KubernetesObject | undefined> {
       try {
         return await timed(took, ref.kind, "read", () =>
-          clients.objects.read({
-            apiVersion: ref.apiVersion,
-            kind: ref.kind,
-            metadata: { name: ref.name, namespace: ref.namespace },
+          api.get<KubernetesObject>({
+            ...resourceOf(ref.apiVersion, ref.kind),
+            namespace: ref.namespace,
+            name: ref.name,
           }),
         );
       } catch (error) {
@@ -79,7 +79,7 @@ export function clusterWriter(clients: KubeClients, wrote: WriteObserver, took?:
       const { name = "", namespace } = app.metadata;
       return await timed(took, KIND, "annotate", () =>
         patchMetadataAnnotations(
-          clients.objects,
+          api,
           { apiVersion: API_VERSION, kind: KIND, name, namespace },
           Object.fromEntries(keys.map((k) => [k, null])),
         ),

@@ -20,14 +20,7 @@ type Dispatcher = NonNullable<ReturnType<RequestContext["getDispatcher"]>>;
 export class PooledKubeConfig extends KubeConfig {
   readonly #pools = new Map<string, Dispatcher>();
 
-  /**
-   * Told of every request made through this config (API calls, lists and watches alike): the one place that
-   * sees them all, since every generated client and every watch authenticates each request here.
-   */
-  onRequest: (() => void) | undefined;
-
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    this.onRequest?.();
     await super.applySecurityAuthentication(context);
     const made = context.getDispatcher();
     // None for plain http without TLS settings: fetch's global dispatcher pools those already.

@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import type { Informer, ObjectWithMeta, Watcher } from "../controller/informer.js";
 import { createInformer } from "../controller/informer.js";
 import { CREDENTIALS_SELECTORS } from "../metrics/credentials.js";
-import type { KubeClients } from "./client.js";
+import type { KubeRest } from "./rest.js";
 
 export type CredentialSecret = V1Secret & ObjectWithMeta;
 
@@ -17,18 +17,18 @@ export const SECRETS = { group: "", version: "v1", plural: "secrets" } as const;
 
 /** An informer over the labelled credential Secrets of `namespaces` (empty: all), either label. */
 export function credentialSecretsInformer(
-  clients: Pick<KubeClients, "core">,
+  api: Pick<KubeRest, "list">,
   watcher: Watcher,
   namespaces: readonly string[],
   log: Logger,
 ): Informer<CredentialSecret> {
   return new EitherInformer(
-    CREDENTIALS_SELECTORS.map((selector) => selectedSecrets(clients, watcher, namespaces, selector, log)),
+    CREDENTIALS_SELECTORS.map((selector) => selectedSecrets(api, watcher, namespaces, selector, log)),
   );
 }
 
 function selectedSecrets(
-  clients: Pick<KubeClients, "core">,
+  api: Pick<KubeRest, "list">,
   watcher: Watcher,
   namespaces: readonly string[],
   labelSelector: string,
@@ -38,12 +38,8 @@ function selectedSecrets(
     type: SECRETS,
     namespaces,
     labelSelector,
-    list: async ({ namespace, labelSelector }) => {
-      const selector = labelSelector === undefined ? {} : { labelSelector };
-      return namespace === undefined
-        ? await clients.core.listSecretForAllNamespaces(selector)
-        : await clients.core.listNamespacedSecret({ namespace, ...selector });
-    },
+    list: ({ namespace, labelSelector }) =>
+      api.list<CredentialSecret>({ ...SECRETS, namespace }, labelSelector === undefined ? {} : { labelSelector }),
     watcher,
     log,
   });

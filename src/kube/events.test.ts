@@ -1,6 +1,5 @@
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { CoreV1Api } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { FakeClock } from "../controller/fake-clock.js";
 import { EventRecorder, eventClientFor, type EventClient } from "./events.js";
@@ -25,8 +24,8 @@ describe("EventRecorder", () => {
   const events = new Map<string, Record<string, unknown>>();
 
   before(async () => {
-    const kc = await server.start();
-    client = eventClientFor(kc.makeApiClient(CoreV1Api));
+    await server.start();
+    client = eventClientFor(server.rest());
   });
   after(() => server.stop());
   beforeEach(() => {

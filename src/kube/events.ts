@@ -1,8 +1,9 @@
 import { hostname } from "node:os";
-import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event } from "@kubernetes/client-node";
+import type { CoreV1Event } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { systemClock, type Clock } from "../api/clock.js";
 import { isConflict, isNotFound, toError } from "./errors.js";
+import type { KubeRest } from "./rest.js";
 
 /** The object an Event is about. */
 export interface InvolvedObject {
@@ -13,23 +14,22 @@ export interface InvolvedObject {
 
 export type EventType = "Normal" | "Warning";
 
-/** The two Event writes the recorder makes; {@link eventClientFor} implements them on CoreV1Api. */
+/** The two Event writes the recorder makes; {@link eventClientFor} implements them. */
 export interface EventClient {
   create(namespace: string, event: CoreV1Event): Promise<void>;
   /** Merge-patches an existing Event (count and lastTimestamp). */
   patch(namespace: string, name: string, patch: Record<string, unknown>): Promise<void>;
 }
 
-export function eventClientFor(core: CoreV1Api): EventClient {
+const EVENTS = { group: "", version: "v1", plural: "events" } as const;
+
+export function eventClientFor(api: Pick<KubeRest, "create" | "mergePatch">): EventClient {
   return {
     async create(namespace, event) {
-      await core.createNamespacedEvent({ namespace, body: event });
+      await api.create({ ...EVENTS, namespace }, event);
     },
     async patch(namespace, name, patch) {
-      await core.patchNamespacedEvent(
-        { namespace, name, body: patch },
-        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-      );
+      await api.mergePatch({ ...EVENTS, namespace, name }, patch);
     },
   };
 }

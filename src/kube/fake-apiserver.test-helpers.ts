@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { PooledKubeConfig } from "./connections.js";
+import { KubeRest, type KubeRestOptions } from "./rest.js";
 
 /** One request the fake API server received. */
 export interface RecordedRequest {
@@ -46,6 +47,8 @@ export class FakeApiServer {
   readonly requests: RecordedRequest[] = [];
   handler: FakeHandler = () => undefined;
   private server: Server | undefined;
+  /** The server's URL once started. */
+  url = "";
 
   async start(): Promise<PooledKubeConfig> {
     this.server = createServer((req, res) => {
@@ -56,6 +59,7 @@ export class FakeApiServer {
     });
     await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
     const { port } = this.server.address() as AddressInfo;
+    this.url = `http://127.0.0.1:${port}`;
     const kc = new PooledKubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: "fake", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
@@ -64,6 +68,19 @@ export class FakeApiServer {
       currentContext: "fake",
     });
     return kc;
+  }
+
+  /** The controller's REST client for this server, authenticated by the bearer token "t". */
+  rest(options: KubeRestOptions = {}): KubeRest {
+    return new KubeRest(
+      {
+        server: this.url,
+        tls: { rejectUnauthorized: true },
+        authenticate: () => Promise.resolve({ authorization: "Bearer t" }),
+        source: "kubeconfig",
+      },
+      options,
+    );
   }
 
   async stop(): Promise<void> {

@@ -6,14 +6,10 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { CanaryApp } from "../api/types.js";
 import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
-import type { KubeClients } from "./client.js";
+import type { KubeRest, ListOf } from "./rest.js";
 import { trimChild, trimDeployment, trimPod, trimStatefulSet } from "./trim.js";
 
-/** A list response, as an informer loads it. */
-export interface ListOf<T> {
-  metadata?: { resourceVersion?: string };
-  items: T[];
-}
+export type { ListOf } from "./rest.js";
 
 /** Where to list: one namespace or (undefined) all, and which labels. */
 export interface ListArgs {
@@ -27,92 +23,49 @@ export interface KindInfo<T> {
   group: string;
   version: string;
   plural: string;
-  list(clients: KubeClients, args: ListArgs): Promise<ListOf<T>>;
+  list(api: Pick<KubeRest, "list">, args: ListArgs): Promise<ListOf<T>>;
   /** Cuts a copy about to be cached down to what the controller reads (src/kube/trim.ts); absent: all kept. */
   trim?: (obj: T) => T;
 }
 
-function selector(labelSelector: string | undefined): { labelSelector?: string } {
-  return labelSelector === undefined ? {} : { labelSelector };
-}
-
-/** A custom resource, listed through the custom-objects API. */
-function custom<T>(kind: string, group: string, version: string, plural: string, trim?: (obj: T) => T): KindInfo<T> {
+/** A kind of `group`/`version` listed at /…/plural (with /namespaces/NS/ when listed in one namespace). */
+function kind<T>(kind: string, group: string, version: string, plural: string, trim?: (obj: T) => T): KindInfo<T> {
   return {
     kind,
     group,
     version,
     plural,
     ...(trim !== undefined ? { trim } : {}),
-    async list(clients, { namespace, labelSelector }) {
-      const ref = { group, version, plural, ...selector(labelSelector) };
-      const list: unknown =
-        namespace === undefined
-          ? await clients.customObjects.listClusterCustomObject(ref)
-          : await clients.customObjects.listNamespacedCustomObject({ ...ref, namespace });
-      // The custom-objects API is untyped; the API server has validated these against their schema.
-      return list as ListOf<T>;
-    },
+    // The API server has validated custom resources against their schema; built-in kinds are what they say.
+    list: (api, { namespace, labelSelector }) =>
+      api.list<T>({ group, version, plural, namespace }, labelSelector === undefined ? {} : { labelSelector }),
   };
 }
 
-const deployments: KindInfo<KubernetesObject> = {
-  kind: "Deployment",
-  group: "apps",
-  version: "v1",
-  plural: "deployments",
-  trim: trimDeployment,
-  list: (clients, { namespace, labelSelector }) =>
-    namespace === undefined
-      ? clients.apps.listDeploymentForAllNamespaces(selector(labelSelector))
-      : clients.apps.listNamespacedDeployment({ namespace, ...selector(labelSelector) }),
-};
-
-const statefulSets: KindInfo<KubernetesObject> = {
-  kind: "StatefulSet",
-  group: "apps",
-  version: "v1",
-  plural: "statefulsets",
-  trim: trimStatefulSet,
-  list: (clients, { namespace, labelSelector }) =>
-    namespace === undefined
-      ? clients.apps.listStatefulSetForAllNamespaces(selector(labelSelector))
-      : clients.apps.listNamespacedStatefulSet({ namespace, ...selector(labelSelector) }),
-};
-
-const services: KindInfo<KubernetesObject> = {
-  kind: "Service",
-  group: "",
-  version: "v1",
-  plural: "services",
-  trim: trimChild,
-  list: (clients, { namespace, labelSelector }) =>
-    namespace === undefined
-      ? clients.core.listServiceForAllNamespaces(selector(labelSelector))
-      : clients.core.listNamespacedService({ namespace, ...selector(labelSelector) }),
-};
-
 /** Pods, watched (never written) for the digest the secondary's pods run. */
-export const PODS: KindInfo<KubernetesObject> = {
-  kind: "Pod",
-  group: "",
-  version: "v1",
-  plural: "pods",
-  trim: trimPod,
-  list: (clients, { namespace, labelSelector }) =>
-    namespace === undefined
-      ? clients.core.listPodForAllNamespaces(selector(labelSelector))
-      : clients.core.listNamespacedPod({ namespace, ...selector(labelSelector) }),
-};
+export const PODS: KindInfo<KubernetesObject> = kind("Pod", "", "v1", "pods", trimPod);
 
 /** The CanaryApps themselves. */
-export const CANARY_APPS: KindInfo<CanaryApp> = custom<CanaryApp>(KIND, GROUP, VERSION, PLURAL);
+export const CANARY_APPS: KindInfo<CanaryApp> = kind<CanaryApp>(KIND, GROUP, VERSION, PLURAL);
 
 /** The kinds of the children, which informers watch by the controller's label and the reconciler applies. */
 export const CHILD_KINDS: readonly KindInfo<KubernetesObject>[] = [
-  deployments,
-  services,
-  statefulSets,
-  custom("DestinationRule", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "destinationrules", trimChild),
-  custom("VirtualService", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "virtualservices", trimChild),
+  kind("Deployment", "apps", "v1", "deployments", trimDeployment),
+  kind("Service", "", "v1", "services", trimChild),
+  kind("StatefulSet", "apps", "v1", "statefulsets", trimStatefulSet),
+  kind("DestinationRule", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "destinationrules", trimChild),
+  kind("VirtualService", ISTIO_NETWORKING.group, ISTIO_NETWORKING.version, "virtualservices", trimChild),
 ];
+
+/**
+ * The resource (group, version, plural) of a kind the controller writes, from an object's apiVersion and
+ * kind; an error for any other kind.
+ */
+export function resourceOf(apiVersion: string, kindName: string): { group: string; version: string; plural: string } {
+  const [group, version] = apiVersion.includes("/") ? apiVersion.split("/", 2) : ["", apiVersion];
+  const found = [...CHILD_KINDS, CANARY_APPS].find(
+    (k) => k.kind === kindName && k.group === group && k.version === version,
+  );
+  if (found === undefined) throw new Error(`${apiVersion} ${kindName}: not a kind this controller writes`);
+  return { group: found.group, version: found.version, plural: found.plural };
+}

@@ -1,6 +1,6 @@
 import { Agent as HttpsAgent } from "node:https";
 import type { Logger } from "pino";
-import { PrometheusDriver } from "prometheus-query";
+import type { PrometheusDriver, PrometheusConnectionOptions } from "prometheus-query";
 import { PrometheusConfigError, toPrometheusError } from "./errors.js";
 import type { DataOutcome, MetricsProvider } from "./provider.js";
 import { respellInfinities, toOutcome } from "./result.js";
@@ -68,7 +68,9 @@ export function safeEndpoint(endpoint: string): string {
 export class PrometheusProvider implements MetricsProvider {
   /** The endpoint without credentials, as it appears in error messages. */
   readonly endpoint: string;
-  private readonly driver: PrometheusDriver;
+  private readonly driverOptions: PrometheusConnectionOptions;
+  /** Made at the first query: prometheus-query (and axios) are loaded only by a controller that queries. */
+  private driver: Promise<PrometheusDriver> | undefined;
   private readonly policy: RetryPolicy;
   private readonly evaluationTimeout: string;
   private readonly now: () => Date;
@@ -111,7 +113,7 @@ export class PrometheusProvider implements MetricsProvider {
         }
       : undefined;
 
-    this.driver = new PrometheusDriver({
+    this.driverOptions = {
       endpoint: options.endpoint,
       headers,
       timeout: timeoutMs,
@@ -143,7 +145,7 @@ export class PrometheusProvider implements MetricsProvider {
           throw error;
         },
       },
-    });
+    };
   }
 
   query(promql: string): Promise<DataOutcome> {
@@ -154,9 +156,12 @@ export class PrometheusProvider implements MetricsProvider {
   }
 
   private async queryOnce(promql: string): Promise<DataOutcome> {
+    const driver = await (this.driver ??= import("prometheus-query").then(
+      ({ PrometheusDriver }) => new PrometheusDriver(this.driverOptions),
+    ));
     let result;
     try {
-      result = await this.driver.instantQuery(promql, this.now(), this.evaluationTimeout);
+      result = await driver.instantQuery(promql, this.now(), this.evaluationTimeout);
     } catch (rejection) {
       const refused = refusedRedirect(rejection);
       if (refused) throw refused;

@@ -17,6 +17,8 @@ import type { Informer, ObjectWithMeta } from "../../src/controller/informer.js"
 import { createInformer } from "../../src/controller/informer.js";
 import { createClients, loadKubeConfig, PooledKubeConfig, type KubeClients } from "../../src/kube/client.js";
 import { statusCodeOf } from "../../src/kube/errors.js";
+import { isFallback, readKubeConfig } from "../../src/kube/kubeconfig.js";
+import { KubeRest } from "../../src/kube/rest.js";
 import { StreamWatch } from "../../src/kube/watch.js";
 import { createTestNamespace, testKubeConfig, testKubeConfigPath } from "../support/kube.js";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
@@ -128,6 +130,45 @@ describe("connections to the API server", () => {
       assert.ok(proxy.connections() <= 6, `${proxy.connections()} connections in all`);
     } finally {
       await kc.close();
+      await proxy.stop();
+    }
+  });
+
+  test("the controller's REST client: requests and watches share one pool, closed and reopened", async () => {
+    const read = readKubeConfig(testKubeConfigPath());
+    assert.ok(!isFallback(read), "the test kubeconfig (client certificate) is read without client-node");
+    const proxy = await startTcpProxy(new URL(read.server).host);
+    const api = new KubeRest({ ...read, server: proxy.url.replace("http://", "https://") });
+    const CONFIGMAPS = { group: "", version: "v1", plural: "configmaps", namespace } as const;
+    try {
+      for (let round = 0; round < 3; round++) {
+        const informer = createInformer<ConfigMap>({
+          type: { group: "", version: "v1", plural: "configmaps" },
+          namespaces: [namespace],
+          list: () => api.list<ConfigMap>(CONFIGMAPS),
+          watcher: api,
+          log: silent,
+        });
+        informer.start();
+        await waitFor(`round ${round}: synced`, () => Promise.resolve(informer.hasSynced() || undefined), {
+          timeoutMs: 15_000,
+        });
+        const before = proxy.connections();
+        for (let i = 0; i < 20; i++) await api.list(CONFIGMAPS);
+        await api.create(CONFIGMAPS, { metadata: { name: `rest-${round}` }, data: { a: "1" } });
+        await seen(informer, namespace, `rest-${round}`);
+        // HTTP/1.1: the open watch holds its connection, the 21 requests take turns on one other.
+        assert.ok(
+          proxy.connections() - before <= 1,
+          `round ${round}: ${proxy.connections() - before} new connections for 21 requests`,
+        );
+        await informer.stop();
+        if (round % 2 === 0) await api.close();
+      }
+      console.log(`# REST client: 3 rounds of list+watch+21 requests over ${proxy.connections()} TCP connections`);
+      assert.ok(proxy.connections() <= 8, `${proxy.connections()} connections in all`);
+    } finally {
+      await api.close();
       await proxy.stop();
     }
   });

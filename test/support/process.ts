@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { controllerNodeFlags } from "../../src/node-flags.js";
 import { TEST_URL_POLICY } from "./controller.js";
 import { eventually } from "./kube.js";
 
@@ -22,7 +23,7 @@ export interface ControllerProcess {
 export function spawnController(flags: string[], identity: string): ControllerProcess {
   const child = spawn(
     process.execPath,
-    [MAIN, `--identity=${identity}`, "--http-address=127.0.0.1:0", TEST_URL_POLICY, ...flags],
+    [...controllerNodeFlags(), MAIN, `--identity=${identity}`, "--http-address=127.0.0.1:0", TEST_URL_POLICY, ...flags],
     {
       env: { ...process.env, LOG_LEVEL: "info" },
       stdio: ["ignore", "pipe", "pipe"],

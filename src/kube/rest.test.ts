@@ -1,0 +1,229 @@
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, beforeEach, describe, test } from "node:test";
+import { isNetworkError, isNotFound, KubeApiError, statusCodeOf } from "./errors.js";
+import { FakeApiServer, status } from "./fake-apiserver.test-helpers.js";
+import { KubeRest, resourcePath } from "./rest.js";
+
+const DEPLOYMENTS = { group: "apps", version: "v1", plural: "deployments" } as const;
+
+describe("resourcePath", () => {
+  test("core and named groups, cluster-wide and namespaced, objects and the status subresource", () => {
+    assert.equal(resourcePath({ group: "", version: "v1", plural: "pods" }), "/api/v1/pods");
+    assert.equal(resourcePath({ ...DEPLOYMENTS, namespace: "shop" }), "/apis/apps/v1/namespaces/shop/deployments");
+    assert.equal(
+      resourcePath({
+        group: "canaryapp.io",
+        version: "v1alpha1",
+        plural: "canaryapps",
+        namespace: "a b",
+        name: "w",
+        subresource: "status",
+      }),
+      "/apis/canaryapp.io/v1alpha1/namespaces/a%20b/canaryapps/w/status",
+    );
+  });
+});
+
+describe("KubeRest against an HTTP API server", () => {
+  const server = new FakeApiServer();
+  let api: KubeRest;
+
+  before(async () => {
+    await server.start();
+    api = server.rest();
+  });
+  after(async () => {
+    await api.close();
+    await server.stop();
+  });
+  beforeEach(() => {
+    server.requests.length = 0;
+    server.handler = (req) => ({
+      status: req.method === "POST" ? 201 : 200,
+      body: { method: req.method, got: req.body ?? null },
+    });
+  });
+
+  test("each call's method, path, query, content type and body; the parsed answer", async () => {
+    await api.get({ ...DEPLOYMENTS, namespace: "shop", name: "web" });
+    await api.list({ ...DEPLOYMENTS }, { labelSelector: "a=b" });
+    const created = await api.create<{ method: string }>(
+      { group: "", version: "v1", plural: "events", namespace: "shop" },
+      { x: 1 },
+    );
+    await api.replace(
+      { group: "coordination.k8s.io", version: "v1", plural: "leases", namespace: "ns", name: "l" },
+      { y: 2 },
+    );
+    await api.mergePatch({ ...DEPLOYMENTS, namespace: "shop", name: "web" }, { z: null }, { fieldManager: "m" });
+    await api.apply(
+      { ...DEPLOYMENTS, namespace: "shop", name: "web" },
+      { kind: "Deployment" },
+      { fieldManager: "m", force: true },
+    );
+    await api.delete({ ...DEPLOYMENTS, namespace: "shop", name: "web" }, { propagationPolicy: "Background" });
+    assert.deepEqual(created, { method: "POST", got: { x: 1 } });
+    const calls = server.calls().map((c) => [c.method, c.path, c.query.toString(), c.contentType, c.body]);
+    assert.deepEqual(calls, [
+      ["GET", "/apis/apps/v1/namespaces/shop/deployments/web", "", "", undefined],
+      ["GET", "/apis/apps/v1/deployments", "labelSelector=a%3Db", "", undefined],
+      ["POST", "/api/v1/namespaces/shop/events", "", "application/json", { x: 1 }],
+      ["PUT", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l", "", "application/json", { y: 2 }],
+      [
+        "PATCH",
+        "/apis/apps/v1/namespaces/shop/deployments/web",
+        "fieldManager=m",
+        "application/merge-patch+json",
+        { z: null },
+      ],
+      [
+        "PATCH",
+        "/apis/apps/v1/namespaces/shop/deployments/web",
+        "fieldManager=m&force=true",
+        "application/apply-patch+yaml",
+        { kind: "Deployment" },
+      ],
+      ["DELETE", "/apis/apps/v1/namespaces/shop/deployments/web", "propagationPolicy=Background", "", undefined],
+    ]);
+    assert.ok(server.requests.every((r) => r.method !== undefined));
+  });
+
+  test("a refusal is a KubeApiError with the Status' message, code and reason", async () => {
+    server.handler = () => status(404, "NotFound", 'deployments.apps "web" not found');
+    const error = await api.get({ ...DEPLOYMENTS, namespace: "shop", name: "web" }).catch((e: unknown) => e);
+    assert.ok(error instanceof KubeApiError);
+    assert.equal(error.code, 404);
+    assert.equal(error.reason, "NotFound");
+    assert.equal(error.message, 'deployments.apps "web" not found (HTTP 404)');
+    assert.ok(isNotFound(error));
+    server.handler = () => ({ status: 503, body: "not json" });
+    const plain = await api.list({ ...DEPLOYMENTS }).catch((e: unknown) => e);
+    assert.equal(statusCodeOf(plain), 503);
+  });
+
+  test("requests reuse one kept-alive connection; after close a new one is opened", async () => {
+    const own = new FakeApiServer();
+    own.handler = () => ({ status: 200, body: { items: [] } });
+    await own.start();
+    const rest = own.rest();
+    try {
+      let connections = 0;
+      // The FakeApiServer's node:http server counts the TCP connections it accepts.
+      (own as unknown as { server: Server }).server.on("connection", () => connections++);
+      for (let i = 0; i < 20; i++) await rest.list({ ...DEPLOYMENTS });
+      assert.equal(connections, 1, "20 sequential requests over one connection");
+      await rest.close();
+      await rest.list({ ...DEPLOYMENTS });
+      assert.equal(connections, 2);
+    } finally {
+      await rest.close();
+      await own.stop();
+    }
+  });
+
+  test("no server: a network error, worth retrying", async () => {
+    const gone = new FakeApiServer();
+    await gone.start();
+    const rest = gone.rest();
+    await gone.stop();
+    const error = await rest.list({ ...DEPLOYMENTS }).catch((e: unknown) => e);
+    assert.ok(isNetworkError(error), String(error));
+  });
+});
+
+describe("KubeRest.watch", () => {
+  let server: Server;
+  let url = "";
+  before(async () => {
+    server = createServer((req, res) => {
+      const u = new URL(req.url ?? "/", "http://x");
+      if (u.pathname === "/api/v1/configmaps" && u.searchParams.get("watch") === "true") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write(`${JSON.stringify({ type: "ADDED", object: { metadata: { name: "a" } } })}\n`);
+        res.write(`not json\n\n`);
+        res.end(
+          `${JSON.stringify({ type: "BOOKMARK", object: { metadata: { resourceVersion: u.searchParams.get("resourceVersion") } } })}\n`,
+        );
+        return;
+      }
+      res.writeHead(410, { "content-type": "application/json" });
+      res.end(JSON.stringify({ kind: "Status", code: 410, reason: "Expired", message: "too old" }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const client = () =>
+    new KubeRest({
+      server: url,
+      tls: { rejectUnauthorized: true },
+      authenticate: () => Promise.resolve({}),
+      source: "kubeconfig",
+    });
+
+  test("events in order, unreadable lines skipped, done once with nothing when the server ends it", async () => {
+    const rest = client();
+    const events: [string, unknown][] = [];
+    const ended = await new Promise<unknown>((resolve) => {
+      void rest.watch(
+        "/api/v1/configmaps",
+        { resourceVersion: "7", labelSelector: undefined },
+        (type, object) => events.push([type, object]),
+        resolve,
+      );
+    });
+    assert.equal(ended, null);
+    assert.deepEqual(events, [
+      ["ADDED", { metadata: { name: "a" } }],
+      ["BOOKMARK", { metadata: { resourceVersion: "7" } }],
+    ]);
+    await rest.close();
+  });
+
+  test("a refused watch ends with its HTTP status and Status body", async () => {
+    const rest = client();
+    const ended = await new Promise<unknown>((resolve) => {
+      void rest.watch("/api/v1/secrets", {}, () => undefined, resolve);
+    });
+    assert.equal(statusCodeOf(ended), 410);
+    assert.match((ended as { body: string }).body, /Expired/);
+    await rest.close();
+  });
+});
+
+describe("KubeRest onRequest", () => {
+  test("is told of every request sent: API calls and watches", async () => {
+    const server = new FakeApiServer();
+    server.handler = (req) => {
+      if (req.query.get("watch") === "true")
+        return { status: 200, body: { type: "ADDED", object: { kind: "Service" } } };
+      return { status: 200, body: { kind: "ServiceList", metadata: { resourceVersion: "1" }, items: [] } };
+    };
+    await server.start();
+    let told = 0;
+    const api = server.rest({ onRequest: () => told++ });
+    try {
+      await api.list({ group: "", version: "v1", plural: "services", namespace: "a" });
+      await api.get({ group: "", version: "v1", plural: "services", namespace: "a", name: "s" });
+      const watched = await new Promise<unknown>((resolve) => {
+        void api.watch(
+          "/api/v1/namespaces/a/services",
+          { resourceVersion: "1" },
+          (_type, object) => resolve(object),
+          () => undefined,
+        );
+      });
+      assert.ok(watched, "the watch delivered its event");
+      assert.equal(server.requests.length, 3);
+      assert.equal(told, 3, "one count per request the server saw");
+    } finally {
+      await api.close();
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,251 @@
+/**
+ * The controller's client for the API server: the few typed calls it makes (get, list, watch, create,
+ * replace, merge patch, server-side apply, delete) as plain REST over node:http(s), every request and every
+ * watch on one keep-alive connection pool (ADR 0017).
+ */
+import { Agent as HttpAgent, request as httpRequest, STATUS_CODES, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Watcher } from "../controller/informer.js";
+import { KubeApiError } from "./errors.js";
+import {
+  clientNodeEndpoint,
+  isFallback,
+  readKubeConfig,
+  type ApiEndpoint,
+  type KubeConfigSources,
+} from "./kubeconfig.js";
+import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS } from "./watch-stream.js";
+
+/** Names a collection (no `name`) or one object of a resource, and optionally a subresource of it. */
+export interface ResourceRef {
+  /** "" for the core group. */
+  group: string;
+  version: string;
+  plural: string;
+  namespace?: string | undefined;
+  name?: string;
+  subresource?: "status";
+}
+
+/** A list response, as an informer loads it. */
+export interface ListOf<T> {
+  metadata?: { resourceVersion?: string };
+  items: T[];
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export const CONTENT_TYPES = {
+  json: "application/json",
+  mergePatch: "application/merge-patch+json",
+  /** Server-side apply; JSON is YAML, so the body is sent as JSON. */
+  apply: "application/apply-patch+yaml",
+} as const;
+
+/** How long a request (other than a watch) may take before it fails as a network timeout. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
+/** The URL path of a resource: /api/v1/... for the core group, /apis/GROUP/VERSION/... otherwise. */
+export function resourcePath(ref: ResourceRef): string {
+  const parts = [ref.group === "" ? `/api/${ref.version}` : `/apis/${ref.group}/${ref.version}`];
+  if (ref.namespace !== undefined) parts.push("namespaces", encodeURIComponent(ref.namespace));
+  parts.push(ref.plural);
+  if (ref.name !== undefined) parts.push(encodeURIComponent(ref.name));
+  if (ref.subresource !== undefined) parts.push(ref.subresource);
+  return parts.join("/");
+}
+
+function withQuery(path: string, query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text === "" ? path : `${path}?${text}`;
+}
+
+/** The API server's answer to a failed request as an error: the Status' message, code and reason. */
+function apiError(method: string, path: string, code: number, text: string): KubeApiError {
+  let reason = "";
+  let message = "";
+  try {
+    const status = JSON.parse(text) as { reason?: unknown; message?: unknown };
+    if (typeof status.reason === "string") reason = status.reason;
+    if (typeof status.message === "string") message = status.message;
+  } catch {
+    message = text.slice(0, 200);
+  }
+  const detail = message !== "" ? message : `${method} ${path}: ${STATUS_CODES[code] ?? "failed"}`;
+  return new KubeApiError(`${detail} (HTTP ${code})`, code, reason);
+}
+
+export interface KubeRestOptions {
+  requestTimeoutMs?: number;
+  /** A watch that stays silent this long is ended with a TimeoutError (see streamWatch). */
+  watchInactivityTimeoutMs?: number;
+  /** Told of every request sent, watches included (the controller counts them as a metric). */
+  onRequest?: () => void;
+}
+
+/**
+ * REST calls to one API server as one user. Requests and watches share one keep-alive connection pool
+ * (an HTTP/1.1 agent: a watch holds a connection while it is open, a request takes any idle one);
+ * {@link close} ends it, and a request after `close` opens a new pool.
+ */
+export class KubeRest implements Watcher {
+  readonly #endpoint: Promise<ApiEndpoint>;
+  readonly #requestTimeoutMs: number;
+  readonly #watchInactivityTimeoutMs: number;
+  readonly #onRequest: (() => void) | undefined;
+  #agent: HttpAgent | undefined;
+
+  constructor(endpoint: ApiEndpoint | Promise<ApiEndpoint>, options: KubeRestOptions = {}) {
+    this.#endpoint = Promise.resolve(endpoint);
+    // A failed fallback is reported by the first request; an unobserved rejection must not end the process.
+    this.#endpoint.catch(() => undefined);
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+    this.#watchInactivityTimeoutMs = options.watchInactivityTimeoutMs ?? WATCH_INACTIVITY_TIMEOUT_MS;
+    this.#onRequest = options.onRequest;
+  }
+
+  /**
+   * A client for the kubeconfig at `path` (see {@link readKubeConfig}); kubeconfigs read only by
+   * client-node are handed to it, and it is imported only then.
+   */
+  static connect(path?: string, sources?: KubeConfigSources, options?: KubeRestOptions): KubeRest {
+    const read = readKubeConfig(path, sources);
+    return new KubeRest(isFallback(read) ? clientNodeEndpoint(read) : read, options);
+  }
+
+  /** The endpoint's server URL. */
+  async server(): Promise<string> {
+    return (await this.#endpoint).server;
+  }
+
+  get<T>(ref: ResourceRef): Promise<T> {
+    return this.request<T>("GET", resourcePath(ref));
+  }
+
+  list<T>(ref: ResourceRef, query: { labelSelector?: string | undefined } = {}): Promise<ListOf<T>> {
+    return this.request<ListOf<T>>("GET", resourcePath(ref), { query });
+  }
+
+  create<T>(ref: ResourceRef, body: unknown): Promise<T> {
+    return this.request<T>("POST", resourcePath(ref), { body });
+  }
+
+  replace<T>(ref: ResourceRef, body: unknown): Promise<T> {
+    return this.request<T>("PUT", resourcePath(ref), { body });
+  }
+
+  mergePatch<T>(ref: ResourceRef, patch: unknown, query?: Query): Promise<T> {
+    return this.request<T>("PATCH", resourcePath(ref), { body: patch, contentType: CONTENT_TYPES.mergePatch, query });
+  }
+
+  /** Server-side apply of `body` as `fieldManager`, forcing conflicts when `force`. */
+  apply<T>(
+    ref: ResourceRef,
+    body: unknown,
+    query: { fieldManager: string; force?: boolean; dryRun?: "All" },
+  ): Promise<T> {
+    return this.request<T>("PATCH", resourcePath(ref), { body, contentType: CONTENT_TYPES.apply, query });
+  }
+
+  delete(ref: ResourceRef, query?: { propagationPolicy?: "Background" | "Foreground" | "Orphan" }): Promise<unknown> {
+    return this.request("DELETE", resourcePath(ref), { query });
+  }
+
+  /** One request; resolves with the parsed body of a 2xx answer, rejects with a KubeApiError otherwise. */
+  async request<T>(
+    method: string,
+    path: string,
+    options: { query?: Query | undefined; body?: unknown; contentType?: string } = {},
+  ): Promise<T> {
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    const headers: Record<string, string> = { accept: CONTENT_TYPES.json };
+    if (body !== undefined) {
+      headers["content-type"] = options.contentType ?? CONTENT_TYPES.json;
+      headers["content-length"] = String(Buffer.byteLength(body));
+    }
+    const target = withQuery(path, options.query);
+    const response = await this.#send(method, target, headers, body, undefined, this.#requestTimeoutMs);
+    const text = await readText(response);
+    const code = response.statusCode ?? 0;
+    if (code < 200 || code >= 300) throw apiError(method, path, code, text);
+    return (text === "" ? undefined : JSON.parse(text)) as T;
+  }
+
+  /** Streams watch events of one collection path (see {@link streamWatch}). */
+  watch(
+    path: string,
+    queryParams: Query,
+    callback: (type: string, object: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<{ abort(): void }> {
+    const target = withQuery(path, { ...queryParams, watch: true });
+    return Promise.resolve(
+      streamWatch(
+        path,
+        async (signal) => {
+          const response = await this.#send("GET", target, { accept: CONTENT_TYPES.json }, undefined, signal, 0);
+          return {
+            status: response.statusCode ?? 0,
+            statusText: response.statusMessage ?? STATUS_CODES[response.statusCode ?? 0] ?? "",
+            body: response,
+          };
+        },
+        callback,
+        done,
+        this.#watchInactivityTimeoutMs,
+      ),
+    );
+  }
+
+  /** Ends every connection; later requests open new ones. */
+  close(): Promise<void> {
+    this.#agent?.destroy();
+    this.#agent = undefined;
+    return Promise.resolve();
+  }
+
+  async #send(
+    method: string,
+    target: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+  ): Promise<IncomingMessage> {
+    const endpoint = await this.#endpoint;
+    const auth = await endpoint.authenticate();
+    const url = new URL(endpoint.server + target);
+    const https = url.protocol === "https:";
+    const agent = (this.#agent ??= this.#newAgent(endpoint, https));
+    const send = https ? httpsRequest : httpRequest;
+    this.#onRequest?.();
+    return await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = send(url, { method, headers: { ...headers, ...auth }, agent, ...(signal ? { signal } : {}) });
+      req.on("response", resolve);
+      req.on("error", reject);
+      if (timeoutMs > 0) {
+        req.setTimeout(timeoutMs, () => {
+          req.destroy(
+            Object.assign(new Error(`${method} ${target}: no answer in ${timeoutMs} ms`), { code: "ETIMEDOUT" }),
+          );
+        });
+      }
+      req.end(body);
+    });
+  }
+
+  #newAgent(endpoint: ApiEndpoint, https: boolean): HttpAgent {
+    // LIFO: the most recently used idle connection is reused, so the others can time out at rest.
+    return https
+      ? new HttpsAgent({ keepAlive: true, scheduling: "lifo", ...endpoint.tls })
+      : new HttpAgent({ keepAlive: true, scheduling: "lifo" });
+  }
+}
+
+async function readText(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
