@@ -24,8 +24,28 @@ export interface LeaseClient {
   replace(lease: V1Lease): Promise<V1Lease>;
 }
 
-export function leaseClientFor(api: CoordinationV1Api): LeaseClient {
+/** The Lease calls shard election makes besides those of leader election. */
+export interface ShardLeaseClient extends LeaseClient {
+  /** The namespace's Leases matching a label selector. */
+  list(namespace: string, labelSelector: string): Promise<V1Lease[]>;
+  /** Deletes the Lease if it is still at `resourceVersion`; a missing Lease is not an error. */
+  delete(namespace: string, name: string, resourceVersion: string | undefined): Promise<void>;
+}
+
+export function leaseClientFor(api: CoordinationV1Api): ShardLeaseClient {
   return {
+    list: async (namespace, labelSelector) => (await api.listNamespacedLease({ namespace, labelSelector })).items,
+    async delete(namespace, name, resourceVersion) {
+      try {
+        await api.deleteNamespacedLease({
+          namespace,
+          name,
+          body: resourceVersion !== undefined ? { preconditions: { resourceVersion } } : {},
+        });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    },
     async get(namespace, name) {
       try {
         return await api.readNamespacedLease({ namespace, name });
