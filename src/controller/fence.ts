@@ -58,6 +58,11 @@ export class Fence {
     return await this.current.run({ key, share, term }, fn);
   }
 
+  /** The token of the reconcile running in this async context, if any. */
+  token(): FenceToken | undefined {
+    return this.current.getStore();
+  }
+
   /**
    * The token of the reconcile this write belongs to, if its share is still held under the same term; else
    * throws NotOwnedError (also for a write made outside any reconcile: every write is some app's).

@@ -58,6 +58,8 @@ export class ControllerMetrics {
   private readonly apps = new Map<string, AppSeries>();
   private queueDepthSource: () => number = () => 0;
   private leaderSource: () => boolean = () => false;
+  private shardSource: () => { shares: number; apps: number } = () => ({ shares: 0, apps: 0 });
+  private readonly shardWrites: Counter<"share" | "result">;
 
   constructor(options: ControllerMetricsOptions = {}) {
     const registers = [this.registry];
@@ -168,6 +170,39 @@ export class ControllerMetrics {
         this.set(isLeader() ? 1 : 0);
       },
     });
+    const shards = (): { shares: number; apps: number } => this.shardSource();
+    new Gauge({
+      name: "canaryapp_shards_held",
+      help: "Shares of the apps this replica holds a Lease for (0 unless sharded, ADR 0016).",
+      registers,
+      collect() {
+        this.set(shards().shares);
+      },
+    });
+    new Gauge({
+      name: "canaryapp_shard_apps",
+      help: "CanaryApps in the shares this replica holds (0 unless sharded).",
+      registers,
+      collect() {
+        this.set(shards().apps);
+      },
+    });
+    this.shardWrites = new Counter({
+      name: "canaryapp_shard_writes_total",
+      help: "Writes for apps of each share, by whether the fence let them through (ok) or refused them (refused).",
+      labelNames: ["share", "result"],
+      registers,
+    });
+  }
+
+  /** A write for an app of `share` that the fence let through or refused. */
+  shardWrite(share: number | undefined, result: "ok" | "refused"): void {
+    this.shardWrites.inc({ share: share === undefined ? "" : String(share), result });
+  }
+
+  /** Where the shard gauges read from at scrape time: shares held and apps in them. */
+  setShardSource(source: () => { shares: number; apps: number }): void {
+    this.shardSource = source;
   }
 
   /** Hooks for `Controller`: reconcile durations and errors. */
