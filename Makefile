@@ -98,7 +98,7 @@ test-docs: build ## Run every command README.md gives (make demo included), verb
 	npm run --silent test:docs
 
 .PHONY: bench
-bench: build ## Run the benchmarks (figures also written as JSON: bench/results/, or BENCH_JSON; BENCH_CHAOS=1 adds the chaos runs)
+bench: build ## Run the benchmarks (figures also written as JSON: bench/results/, or BENCH_JSON; BENCH_CHAOS=1 adds the chaos runs, BENCH_SHARDS=1 the sharded replicas)
 	node --expose-gc dist/bench/run.js
 
 .PHONY: chaos
