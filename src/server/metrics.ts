@@ -163,7 +163,7 @@ export class ControllerMetrics {
     const isLeader = (): boolean => this.leaderSource();
     new Gauge({
       name: "canaryapp_leader",
-      help: "1 while this replica holds the leader lease, else 0.",
+      help: "1 while this replica holds the leader lease (sharded: at least one share), else 0.",
       registers,
       // Read at scrape time, so the gauge is never behind the lease.
       collect() {
