@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { V1Lease } from "@kubernetes/client-node";
 import { pino } from "pino";
+import { sleep } from "../api/clock.js";
 import { FakeClock } from "./fake-clock.js";
 import { Fence, NotOwnedError } from "./fence.js";
 import type { ShardLeaseClient } from "./leader-election.js";
@@ -18,6 +19,8 @@ class FakeLeases implements ShardLeaseClient {
   private rv = 0;
   writes = 0;
   lists = 0;
+  /** When set, every replace waits for it first (a slow API server). */
+  slowWrites: (() => Promise<void>) | undefined;
   /** Identities whose calls fail (a replica cut off from the API server). */
   readonly cutOff = new Set<string>();
 
@@ -62,6 +65,7 @@ class FakeLeases implements ShardLeaseClient {
 
   async replace(lease: V1Lease): Promise<V1Lease> {
     await Promise.resolve();
+    if (this.slowWrites) await this.slowWrites();
     this.gate();
     const current = this.leases.get(lease.metadata?.name ?? "");
     if (lease.metadata?.resourceVersion !== current?.metadata?.resourceVersion) throw conflict();
@@ -233,6 +237,29 @@ describe("ShardElector", () => {
     w.leases.cutOff.delete("a");
     await w.rounds(4);
     assert.equal(w.replicas.get("a")?.heldShares().length, 6);
+  });
+
+  test("a renewal that lands after the renew deadline does not reopen the fence: the shares are taken anew and their apps queued again", async () => {
+    const w = world();
+    const a = w.add("a");
+    await w.rounds(3);
+    assert.equal(a.heldShares().length, SHARES);
+    await w.clock.advance(4_000); // renewals due
+    w.leases.slowWrites = () => sleep(w.clock, 11_000);
+    const round = a.round();
+    // The membership's renewal, then the shares' (in parallel), each 11 s late.
+    await w.clock.advance(23_000);
+    await round;
+    w.leases.slowWrites = undefined;
+    // While the renewals were in flight the fence was closed, so reconciles and events were dropped: the
+    // shares are given up rather than silently held again...
+    assert.equal(w.lost.get("a")?.length, SHARES);
+    assert.deepEqual(a.heldShares(), []);
+    const gained = w.gained.get("a")?.length ?? 0;
+    await w.rounds(1);
+    // ...and taken again as new terms, which queues their apps.
+    assert.equal((w.gained.get("a")?.length ?? 0) - gained, SHARES);
+    assert.equal(a.heldShares().length, SHARES);
   });
 
   test("a graceful stop hands every share over at once and leaves the group", async () => {

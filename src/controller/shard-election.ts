@@ -198,6 +198,9 @@ export class ShardElector {
   async round(): Promise<void> {
     const { namespace, client, name, shares } = this.options;
     this.rounds++;
+    // A share whose fence closed (renewal overdue) is given up before anything else, even if its Lease still
+    // names this replica: work dropped while it was closed is queued again when it is taken anew (a new term).
+    this.expireStale();
     const now = this.clock.now();
     let leases: V1Lease[];
     try {
@@ -326,9 +329,19 @@ export class ShardElector {
     }
   }
 
+  /**
+   * Notes a renewal. A renewal that lands after the fence has closed does not reopen it: the share is given up
+   * (the next round takes it again as a new term, and queues its apps), since reconciles and events were
+   * dropped while it was closed.
+   */
   private renewedAt(share: number, at: number): void {
     const held = this.held.get(share);
-    if (held !== undefined && at > held.renewedAt) held.renewedAt = at;
+    if (held === undefined) return;
+    if (this.clock.now() - held.renewedAt >= this.renewDeadlineMs) {
+      this.lose(share, "renewed after the renew deadline");
+      return;
+    }
+    if (at > held.renewedAt) held.renewedAt = at;
   }
 
   /** Gives up the shares not renewed within renewDeadline: others may take them once the lease expires. */
