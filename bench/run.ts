@@ -11,6 +11,7 @@ import { benchCapacity, type CapacityLatency } from "./capacity.js";
 import { machine, resultsPath, writeResults } from "./results.js";
 import { benchRollout, type RolloutLatency } from "./rollout.js";
 import { benchScale, formatScaleTable, type ScaleResult } from "./scale.js";
+import { benchShards, formatShards, type ShardsResult } from "./shards.js";
 
 const apps = Number(process.env["BENCH_APPS"] ?? 1000);
 /** BENCH_ONLY=scale runs only the scale table (with its floor); unset runs every part. */
@@ -30,6 +31,7 @@ const figures: {
   rollout?: RolloutLatency;
   capacity?: CapacityLatency;
   scale?: ScaleResult;
+  shards?: ShardsResult;
   chaos?: ChaosReport[];
 } = { date, machine: machine(), apps };
 
@@ -76,6 +78,13 @@ try {
     console.log(
       `scale: warm restart over ${scale.apps} unchanged apps: all reconciled in ${scale.restart.secondsToAllReconciled.toFixed(1)} s, ${scale.restart.writes} writes (${scale.restart.events} Events)`,
     );
+  }
+
+  // Optional: 3 sharded replicas (ADR 0016) with BENCH_SHARDS_APPS apps (default 3,000).
+  if (process.env["BENCH_SHARDS"] === "1") {
+    const shards = await benchShards(controlPlane.kubeconfigPath, Number(process.env["BENCH_SHARDS_APPS"] ?? 3000));
+    figures.shards = shards;
+    for (const line of formatShards(shards)) console.log(line);
   }
 } finally {
   await controlPlane.stop();

@@ -13,6 +13,10 @@ import { createInformer } from "./controller/informer.js";
 import { keyFromLabel, objectKey } from "./controller/keys.js";
 import type { StopReason } from "./controller/leader-election.js";
 import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
+import { Fence } from "./controller/fence.js";
+import { ShardElector } from "./controller/shard-election.js";
+import { fencedEvents, fencedWriter } from "./canary/fenced.js";
+import type { ClusterWriter, EventSink } from "./canary/ports.js";
 import type { WriteObserver } from "./kube/cluster.js";
 import { clusterWriter, eventSink } from "./kube/cluster.js";
 import { EventRecorder, eventClientFor } from "./kube/events.js";
@@ -106,14 +110,53 @@ export function startController({
     secrets,
   });
   const wrote: WriteObserver = (kind, verb) => observer.wrote(kind, verb);
+  const sharded = config.leaderElection.enabled && config.shards > 1;
+  // Sharded (ADR 0016): every replica works, on the apps of the shares it holds a Lease for.
+  const shards = sharded
+    ? new ShardElector({
+        namespace: config.leaderElection.namespace,
+        name: config.leaderElection.name,
+        shares: config.shards,
+        identity: config.leaderElection.identity,
+        client: leaseClientFor(api),
+        log,
+        clock,
+        // The controller exists by the time the first round ends.
+        onGained: (share) => {
+          for (const key of appsOfShare(share)) controller.queue.add(key);
+        },
+        onLost: (share) => {
+          for (const key of appsOfShare(share)) {
+            controller.queue.remove(key);
+            const [namespace = "", name = ""] = key.split("/");
+            observer.appRemoved(namespace, name);
+          }
+        },
+      })
+    : undefined;
+  const fence = shards ? new Fence({ shares: config.shards, termOf: (share) => shards.term(share) }) : undefined;
+  const appsOfShare = (share: number): string[] =>
+    caches.canaryApps
+      .list()
+      .map((app) => objectKey(app))
+      .filter((key): key is string => key !== undefined && fence?.shareOf(key) === share);
+  let writer: ClusterWriter = clusterWriter(
+    api,
+    wrote,
+    metrics ? (kind, verb, seconds, ok) => metrics.observeApiRequest(kind, verb, seconds, ok) : undefined,
+  );
+  let events: EventSink = eventSink(new EventRecorder({ client: eventClientFor(api), log }), wrote);
+  if (fence !== undefined) {
+    const passed = metrics
+      ? (share: number | undefined, result: "ok" | "refused") => metrics.shardWrite(share, result)
+      : undefined;
+    writer = fencedWriter(writer, fence, passed);
+    events = fencedEvents(events, fence, passed);
+  }
   const reconciler = new CanaryReconciler({
     caches,
-    writer: clusterWriter(
-      api,
-      wrote,
-      metrics ? (kind, verb, seconds, ok) => metrics.observeApiRequest(kind, verb, seconds, ok) : undefined,
-    ),
-    events: eventSink(new EventRecorder({ client: eventClientFor(api), log }), wrote),
+    writer,
+    events,
     analyses: new AnalysisRuns({
       // Webhook checks (rollout webhooks, gates) go to their URLs; every other check is PromQL.
       provider: analysisByMode(
@@ -164,21 +207,32 @@ export function startController({
 
   const controller = new Controller({
     name: "canaryapp",
-    reconcile: (key) => reconciler.reconcile(key),
+    // Sharded: an app of a share not held is dropped; the replica holding it reconciles it.
+    reconcile: fence ? (key) => fence.run(key, () => reconciler.reconcile(key)) : (key) => reconciler.reconcile(key),
     workers: config.workers,
     log,
     ...(metrics ? { hooks: metrics.controllerHooks() } : {}),
   });
   metrics?.setQueueDepthSource(() => controller.queue.len());
-  controller.watch(caches.canaryApps, objectKey);
-  for (const child of caches.children.values()) controller.watch(child, keyFromLabel(LABELS.app));
-  controller.watch(caches.secondaryPods, keyFromLabel(LABELS.app));
-  controller.watch(caches.statefulSetPods, keyFromLabel(LABELS.app));
+  // Sharded, the caches still hold every app (a replica takes over a share without a cold start) but only
+  // the apps of held shares are queued.
+  const owned =
+    <T>(keyOf: (obj: T) => string | undefined) =>
+    (obj: T): string | undefined => {
+      const key = keyOf(obj);
+      return key !== undefined && (fence === undefined || fence.owns(key)) ? key : undefined;
+    };
+  controller.watch(caches.canaryApps, owned(objectKey));
+  for (const child of caches.children.values()) controller.watch(child, owned(keyFromLabel(LABELS.app)));
+  controller.watch(caches.secondaryPods, owned(keyFromLabel(LABELS.app)));
+  controller.watch(caches.statefulSetPods, owned(keyFromLabel(LABELS.app)));
   // A credentials Secret labelled, changed or removed: its apps are judged again.
   controller.addCache(secrets);
   const requeueUsers = (secret: Parameters<typeof appsUsingSecret>[1]): void => {
     const namespace = secret.metadata?.namespace;
-    for (const key of appsUsingSecret(caches.canaryApps.list(namespace), secret)) controller.queue.add(key);
+    for (const key of appsUsingSecret(caches.canaryApps.list(namespace), secret)) {
+      if (fence === undefined || fence.owns(key)) controller.queue.add(key);
+    }
   };
   secrets.onAdd(requeueUsers);
   secrets.onUpdate(requeueUsers);
@@ -192,6 +246,34 @@ export function startController({
       isLeader: () => true,
       stop: () => controller.stop(),
       done,
+    };
+  }
+
+  if (shards !== undefined) {
+    metrics?.setShardSource(() => {
+      const held = new Set(shards.heldShares());
+      const apps = caches.canaryApps.list().filter((app) => {
+        const key = objectKey(app);
+        return key !== undefined && held.has(fence?.shareOf(key) ?? -1);
+      }).length;
+      return { shares: held.size, apps };
+    });
+    const running = controller.run();
+    shards.start();
+    let stopping: Promise<void> | undefined;
+    // A graceful stop drains the reconciles in flight while the shares are still held (and renewed), then
+    // hands every share over at once.
+    const stop = (): Promise<void> =>
+      (stopping ??= (async () => {
+        await controller.stop();
+        await shards.stop();
+      })());
+    return {
+      ready: () => controller.ready(),
+      health: () => controller.health(),
+      isLeader: () => shards.heldShares().length > 0,
+      stop,
+      done: running.then(() => stop()).then((): StopReason => "shutdown"),
     };
   }
 

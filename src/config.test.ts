@@ -12,6 +12,12 @@ describe("loadConfig", () => {
     assert.equal(config.leaderElection.namespace, "default");
     assert.equal(config.defaultPrometheusURL, undefined);
     assert.equal(config.logLevel, "info");
+    assert.equal(config.shards, 1, "one leader does all the work unless sharding is asked for");
+  });
+
+  test("shards from the flag or SHARDS", () => {
+    assert.equal(loadConfig(["--shards=32"], {}).shards, 32);
+    assert.equal(loadConfig([], { SHARDS: "8" }).shards, 8);
   });
 
   test("flags win over environment", () => {
@@ -41,6 +47,8 @@ describe("loadConfig", () => {
     ["bad log level", [], { LOG_LEVEL: "loud" }, /--log-level: "loud"/],
     ["bad boolean", ["--leader-elect=maybe"], {}, /not true or false/],
     ["bad port", ["--http-address=:99999"], {}, /--http-address/],
+    ["shards zero", ["--shards=0"], {}, /--shards: "0" is not a whole number from 1/],
+    ["shards without leases", ["--shards=4", "--leader-elect=false"], {}, /--shards: .* needs --leader-elect/],
     ["positional", ["serve"], {}, /unexpected argument "serve"/],
   ];
   for (const [name, argv, env, message] of invalid) {

@@ -14,6 +14,11 @@ export interface Config {
   /** host:port of /healthz, /readyz and /metrics. */
   httpAddress: { host: string; port: number };
   leaderElection: { enabled: boolean; namespace: string; name: string; identity: string };
+  /**
+   * Shares the apps are divided into among active replicas (ADR 0016). 1: one leader does all the work (leader
+   * election). More: every replica works, each on the shares it holds a Lease for.
+   */
+  shards: number;
   /** Prometheus used by apps that set no prometheusURL. */
   defaultPrometheusURL: string | undefined;
   /** Where an app's Prometheus may be (metrics/url-policy.ts); undefined means the default policy. */
@@ -60,6 +65,11 @@ export const OPTIONS = {
     help: "namespace of the Lease (default: POD_NAMESPACE or default)",
   },
   leaseName: { flag: "lease-name", env: "LEASE_NAME", help: "name of the Lease (default canaryapp-controller)" },
+  shards: {
+    flag: "shards",
+    env: "SHARDS",
+    help: "shares of the apps, each on its own Lease, spread over all replicas; 1 = one leader does all (default 1)",
+  },
   identity: { flag: "identity", env: "POD_NAME", help: "this replica's name in the Lease (default: hostname + pid)" },
   prometheusURL: {
     flag: "prometheus-url",
@@ -105,6 +115,11 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
   if (notificationURL !== undefined && !/^https?:\/\/[^\s/]+/.test(notificationURL)) {
     throw new ConfigError(`--${OPTIONS.notificationURL.flag}: "${notificationURL}" is not an http(s) URL`);
   }
+  const shards = integer(read(OPTIONS.shards) ?? "1", OPTIONS.shards, 1, 1024);
+  const leaderElect = boolean(read(OPTIONS.leaderElect) ?? "true", OPTIONS.leaderElect);
+  if (shards > 1 && !leaderElect) {
+    throw new ConfigError(`--${OPTIONS.shards.flag}: sharding holds its shares on Leases; it needs --leader-elect`);
+  }
   const logLevel = read(OPTIONS.logLevel) ?? "info";
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`--${OPTIONS.logLevel.flag}: "${logLevel}" is not one of ${LOG_LEVELS.join(", ")}`);
@@ -118,11 +133,12 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     workers,
     httpAddress: address(read(OPTIONS.httpAddress) ?? ":8080"),
     leaderElection: {
-      enabled: boolean(read(OPTIONS.leaderElect) ?? "true", OPTIONS.leaderElect),
+      enabled: leaderElect,
       namespace: read(OPTIONS.leaseNamespace) ?? nonEmpty(env.POD_NAMESPACE) ?? "default",
       name: read(OPTIONS.leaseName) ?? "canaryapp-controller",
       identity: read(OPTIONS.identity) ?? `${hostname()}-${process.pid}`,
     },
+    shards,
     defaultPrometheusURL: prometheusURL,
     prometheusURLPolicy,
     notificationURL,

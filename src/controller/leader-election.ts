@@ -27,8 +27,31 @@ export interface LeaseClient {
 
 const LEASES = { group: "coordination.k8s.io", version: "v1", plural: "leases" } as const;
 
-export function leaseClientFor(api: Pick<KubeRest, "get" | "create" | "replace">): LeaseClient {
+/** The Lease calls shard election makes besides those of leader election. */
+export interface ShardLeaseClient extends LeaseClient {
+  /** The namespace's Leases matching a label selector. */
+  list(namespace: string, labelSelector: string): Promise<Lease[]>;
+  /** Deletes the Lease if it is still at `resourceVersion`; a missing Lease is not an error. */
+  delete(namespace: string, name: string, resourceVersion: string | undefined): Promise<void>;
+}
+
+export function leaseClientFor(
+  api: Pick<KubeRest, "get" | "create" | "replace" | "list" | "delete">,
+): ShardLeaseClient {
   return {
+    list: async (namespace, labelSelector) =>
+      (await api.list<Lease>({ ...LEASES, namespace }, { labelSelector })).items,
+    async delete(namespace, name, resourceVersion) {
+      try {
+        await api.delete(
+          { ...LEASES, namespace, name },
+          undefined,
+          resourceVersion !== undefined ? { resourceVersion } : undefined,
+        );
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    },
     async get(namespace, name) {
       try {
         return await api.get<Lease>({ ...LEASES, namespace, name });

@@ -16,7 +16,7 @@ export interface LeaseSpec {
 export interface Lease {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; labels?: Record<string, string> };
   spec?: LeaseSpec;
 }
 

@@ -257,6 +257,28 @@ describe("WorkQueue", () => {
     });
   });
 
+  test("remove forgets a key queued, delayed, rate-limited or in flight", async () => {
+    const clock = new FakeClock();
+    const q = new WorkQueue({ clock });
+    q.add("queued");
+    q.add("other");
+    q.addAfter("delayed", 1_000);
+    q.addRateLimited("limited");
+    q.add("held");
+    assert.equal(await q.get(), "queued");
+    assert.equal(await q.get(), "other");
+    assert.equal(await q.get(), "held");
+    q.add("held"); // dirty while processing: would be queued again on done
+    q.add("queued");
+    for (const key of ["queued", "delayed", "limited", "held"]) q.remove(key);
+    q.done("held");
+    await clock.advance(10_000);
+    assert.equal(q.len(), 0, "nothing queued again");
+    assert.equal(q.numRequeues("limited"), 0, "backoff forgotten");
+    q.add("other");
+    assert.equal(q.len(), 0, "a key still in flight is untouched by the removal of others");
+  });
+
   test("rejects a cap below the base delay", () => {
     assert.throws(() => new WorkQueue({ baseDelayMs: 1000, maxDelayMs: 10 }), /invalid backoff/);
   });

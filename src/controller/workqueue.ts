@@ -130,6 +130,19 @@ export class WorkQueue {
     }
   }
 
+  /**
+   * Forgets `key` entirely: no longer queued, delayed or rate-limited, and not queued again when a worker
+   * holding it calls `done` (a replica that lost the key's share drops its work).
+   */
+  remove(key: string): void {
+    this.dirty.delete(key);
+    const at = this.queue.indexOf(key);
+    if (at !== -1) this.queue.splice(at, 1);
+    this.delayed.get(key)?.timer.cancel();
+    this.delayed.delete(key);
+    this.failures.delete(key);
+  }
+
   /** Keys waiting to be handed out (not counting delayed or processing ones). */
   len(): number {
     return this.queue.length;

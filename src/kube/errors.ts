@@ -11,12 +11,23 @@ export class KubeApiError extends Error {
   readonly code: number;
   /** Status.reason, e.g. NotFound, Conflict, AlreadyExists, Invalid; empty when the body had none. */
   readonly reason: string;
+  /** The answer's headers that matter to a retry (Retry-After), when the error came from an answer. */
+  readonly headers: Record<string, string> | undefined;
+  /** The answer's Status, when it had one (its details carry retryAfterSeconds). */
+  readonly body: Record<string, unknown> | undefined;
 
-  constructor(message: string, code: number, reason: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(
+    message: string,
+    code: number,
+    reason: string,
+    options?: { cause?: unknown; headers?: Record<string, string>; body?: Record<string, unknown> },
+  ) {
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
     this.name = "KubeApiError";
     this.code = code;
     this.reason = reason;
+    this.headers = options?.headers;
+    this.body = options?.body;
   }
 }
 

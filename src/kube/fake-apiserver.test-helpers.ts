@@ -15,6 +15,7 @@ export interface RecordedRequest {
 export interface FakeResponse {
   status: number;
   body: unknown;
+  headers?: Record<string, string>;
 }
 
 /** Answers a request; return undefined to fall through to discovery or a 404 Status. */
@@ -52,8 +53,8 @@ export class FakeApiServer {
 
   async start(): Promise<PooledKubeConfig> {
     this.server = createServer((req, res) => {
-      void this.answer(req).then(({ status: code, body }) => {
-        res.writeHead(code, { "content-type": "application/json" });
+      void this.answer(req).then(({ status: code, body, headers }) => {
+        res.writeHead(code, { "content-type": "application/json", ...headers });
         res.end(JSON.stringify(body));
       });
     });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { isNetworkError, isNotFound, KubeApiError, statusCodeOf } from "./errors.js";
+import { isNetworkError, isNotFound, KubeApiError, retryAfterMs, statusCodeOf } from "./errors.js";
 import { FakeApiServer, status } from "./fake-apiserver.test-helpers.js";
 import { KubeRest, resourcePath } from "./rest.js";
 
@@ -221,6 +221,32 @@ describe("KubeRest onRequest", () => {
       assert.ok(watched, "the watch delivered its event");
       assert.equal(server.requests.length, 3);
       assert.equal(told, 3, "one count per request the server saw");
+    } finally {
+      await api.close();
+      await server.stop();
+    }
+  });
+});
+
+describe("KubeRest answers of priority and fairness", () => {
+  test("a 429's Retry-After header, or its Status' retryAfterSeconds, is what retryAfterMs reads", async () => {
+    const server = new FakeApiServer();
+    let withHeader = true;
+    server.handler = () => ({
+      status: 429,
+      body: { kind: "Status", reason: "TooManyRequests", message: "slow down", details: { retryAfterSeconds: 2 } },
+      ...(withHeader && { headers: { "retry-after": "3" } }),
+    });
+    await server.start();
+    const api = server.rest();
+    try {
+      const fromHeader = await api.get({ ...DEPLOYMENTS, namespace: "a", name: "w" }).catch((e: unknown) => e);
+      assert.ok(fromHeader instanceof KubeApiError);
+      assert.equal(fromHeader.code, 429);
+      assert.equal(retryAfterMs(fromHeader), 3000);
+      withHeader = false;
+      const fromStatus = await api.get({ ...DEPLOYMENTS, namespace: "a", name: "w" }).catch((e: unknown) => e);
+      assert.equal(retryAfterMs(fromStatus), 2000);
     } finally {
       await api.close();
       await server.stop();

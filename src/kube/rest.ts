@@ -63,18 +63,29 @@ function withQuery(path: string, query: Query | undefined): string {
 }
 
 /** The API server's answer to a failed request as an error: the Status' message, code and reason. */
-function apiError(method: string, path: string, code: number, text: string): KubeApiError {
+function apiError(
+  method: string,
+  path: string,
+  code: number,
+  text: string,
+  retryAfter: string | undefined,
+): KubeApiError {
   let reason = "";
   let message = "";
+  let body: Record<string, unknown> | undefined;
   try {
-    const status = JSON.parse(text) as { reason?: unknown; message?: unknown };
-    if (typeof status.reason === "string") reason = status.reason;
-    if (typeof status.message === "string") message = status.message;
+    const status = JSON.parse(text) as Record<string, unknown> | null;
+    if (status !== null && typeof status === "object") body = status;
+    if (typeof status?.["reason"] === "string") reason = status["reason"];
+    if (typeof status?.["message"] === "string") message = status["message"];
   } catch {
     message = text.slice(0, 200);
   }
   const detail = message !== "" ? message : `${method} ${path}: ${STATUS_CODES[code] ?? "failed"}`;
-  return new KubeApiError(`${detail} (HTTP ${code})`, code, reason);
+  return new KubeApiError(`${detail} (HTTP ${code})`, code, reason, {
+    ...(retryAfter !== undefined && { headers: { "retry-after": retryAfter } }),
+    ...(body !== undefined && { body }),
+  });
 }
 
 export interface KubeRestOptions {
@@ -149,8 +160,16 @@ export class KubeRest implements Watcher {
     return this.request<T>("PATCH", resourcePath(ref), { body, contentType: CONTENT_TYPES.apply, query });
   }
 
-  delete(ref: ResourceRef, query?: { propagationPolicy?: "Background" | "Foreground" | "Orphan" }): Promise<unknown> {
-    return this.request("DELETE", resourcePath(ref), { query });
+  /** Deletes; `preconditions` make the server refuse (409) unless the object is still at that version. */
+  delete(
+    ref: ResourceRef,
+    query?: { propagationPolicy?: "Background" | "Foreground" | "Orphan" },
+    preconditions?: { resourceVersion?: string },
+  ): Promise<unknown> {
+    return this.request("DELETE", resourcePath(ref), {
+      query,
+      ...(preconditions && { body: { apiVersion: "v1", kind: "DeleteOptions", preconditions } }),
+    });
   }
 
   /** One request; resolves with the parsed body of a 2xx answer, rejects with a KubeApiError otherwise. */
@@ -169,7 +188,7 @@ export class KubeRest implements Watcher {
     const response = await this.#send(method, target, headers, body, undefined, this.#requestTimeoutMs);
     const text = await readText(response);
     const code = response.statusCode ?? 0;
-    if (code < 200 || code >= 300) throw apiError(method, path, code, text);
+    if (code < 200 || code >= 300) throw apiError(method, path, code, text, response.headers["retry-after"]);
     return (text === "" ? undefined : JSON.parse(text)) as T;
   }
 

@@ -59,6 +59,8 @@ export class ControllerMetrics {
   private readonly apps = new Map<string, AppSeries>();
   private queueDepthSource: () => number = () => 0;
   private leaderSource: () => boolean = () => false;
+  private shardSource: () => { shares: number; apps: number } = () => ({ shares: 0, apps: 0 });
+  private readonly shardWrites: Counter<"share" | "result">;
 
   constructor(options: ControllerMetricsOptions = {}) {
     const registers = [this.registry];
@@ -167,13 +169,46 @@ export class ControllerMetrics {
     const isLeader = (): boolean => this.leaderSource();
     new Gauge({
       name: "canaryapp_leader",
-      help: "1 while this replica holds the leader lease, else 0.",
+      help: "1 while this replica holds the leader lease (sharded: at least one share), else 0.",
       registers,
       // Read at scrape time, so the gauge is never behind the lease.
       collect() {
         this.set(isLeader() ? 1 : 0);
       },
     });
+    const shards = (): { shares: number; apps: number } => this.shardSource();
+    new Gauge({
+      name: "canaryapp_shards_held",
+      help: "Shares of the apps this replica holds a Lease for (0 unless sharded, ADR 0016).",
+      registers,
+      collect() {
+        this.set(shards().shares);
+      },
+    });
+    new Gauge({
+      name: "canaryapp_shard_apps",
+      help: "CanaryApps in the shares this replica holds (0 unless sharded).",
+      registers,
+      collect() {
+        this.set(shards().apps);
+      },
+    });
+    this.shardWrites = new Counter({
+      name: "canaryapp_shard_writes_total",
+      help: "Writes for apps of each share, by whether the fence let them through (ok) or refused them (refused).",
+      labelNames: ["share", "result"],
+      registers,
+    });
+  }
+
+  /** A write for an app of `share` that the fence let through or refused. */
+  shardWrite(share: number | undefined, result: "ok" | "refused"): void {
+    this.shardWrites.inc({ share: share === undefined ? "" : String(share), result });
+  }
+
+  /** Where the shard gauges read from at scrape time: shares held and apps in them. */
+  setShardSource(source: () => { shares: number; apps: number }): void {
+    this.shardSource = source;
   }
 
   /** Hooks for `Controller`: reconcile durations and errors. */

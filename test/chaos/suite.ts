@@ -17,6 +17,8 @@ import { ERRORS_CHECK, TRAFFIC_QUERY, untilScraping } from "../support/rollout-e
 import { startFaultyProxy, type FaultyProxy } from "./faulty-proxy.js";
 import { checkWorld, INVARIANTS, plannedSteps, type AppScript, type CheckResult } from "./invariants.js";
 import { WorldRecorder } from "./world.js";
+import { isLeaseExpired, recordFromSpec } from "../../src/controller/lease.js";
+import { SHARD_LABELS } from "../../src/controller/shard-election.js";
 
 export type Fault = "kill" | "apiserver" | "prometheusDown" | "prometheusHang";
 
@@ -30,8 +32,13 @@ export interface ChaosOptions {
   intervalSeconds: number;
   /** Delay between a controller's SIGKILL and its restart (ms). */
   restartDelayMs: number;
-  /** Controller processes (2: leader election, and a kill of the leader is a failover). */
-  replicas: 1 | 2;
+  /**
+   * Controller processes (2: leader election, and a kill of the leader is a failover; 3 with `shards`: all
+   * active, and a kill moves the victim's shares to the others).
+   */
+  replicas: 1 | 2 | 3;
+  /** Shares of the apps over the replicas (`--shards`, ADR 0016); unset: leader election. */
+  shards?: number;
   /** The faults to make, in turn. */
   faults: readonly Fault[];
   /** Pause between two faults (ms, drawn between the two). */
@@ -60,6 +67,16 @@ export interface ChaosReport {
   rewatches: number;
   /** Each fault, in ms since the apps were first Healthy. */
   timeline: string[];
+  /** Sharded: ms from each kill until the others held every share of the killed replica. */
+  takeoversMs: number[];
+  /** Sharded: the apps in the shares each replica held just before the first kill, by identity. */
+  appsPerReplica: Record<string, number>;
+  /**
+   * Sharded: times two replicas held the same share at once, by their own logs ("took a share" to "gave up a
+   * share" or their death). The fence lets a replica write for an app only while it holds the app's share, so
+   * none means no app was written by two replicas at once.
+   */
+  shareOverlaps: string[];
   check: CheckResult;
 }
 
@@ -122,15 +139,42 @@ async function run(
     `--kubeconfig=${cp.kubeconfigPath}`,
     `--namespaces=${namespace}`,
     ...(options.replicas === 1 ? ["--leader-elect=false"] : [`--lease-namespace=${namespace}`]),
+    ...(options.shards !== undefined ? [`--shards=${options.shards}`] : []),
   ];
+  /** Every process started, with when it was killed. */
+  const everyProcess: { process: ControllerProcess; killedAt?: number }[] = [];
   const startReplica = (slot: string): void => {
     generation++;
-    controllers.set(slot, spawnController(flags, `${slot}-${generation}`));
+    const process = spawnController(flags, `${slot}-${generation}`);
+    controllers.set(slot, process);
+    everyProcess.push({ process });
   };
-  const slots = options.replicas === 1 ? ["controller"] : ["replica-a", "replica-b"];
+  const slots =
+    options.replicas === 1
+      ? ["controller"]
+      : options.replicas === 2
+        ? ["replica-a", "replica-b"]
+        : ["replica-a", "replica-b", "replica-c"];
   for (const slot of slots) startReplica(slot);
   cleanups.push(() => Promise.all([...controllers.values()].map((c) => c.kill("SIGKILL"))));
   const coordination = kc.makeApiClient(CoordinationV1Api);
+  /** Sharded: the holder of every share Lease that has one and is not expired. */
+  const shareHolders = async (): Promise<(string | undefined)[]> => {
+    const leases = await coordination.listNamespacedLease({
+      namespace,
+      labelSelector: `${SHARD_LABELS.group}=canaryapp-controller,${SHARD_LABELS.role}=share`,
+    });
+    const now = Date.now();
+    const holders = new Array<string | undefined>(options.shards ?? 0).fill(undefined);
+    for (const lease of leases.items) {
+      const share = Number(lease.metadata?.name?.split("-").at(-1));
+      const record = recordFromSpec(lease.spec);
+      if (!isLeaseExpired(record, now)) holders[share] = record.holderIdentity;
+    }
+    return holders;
+  };
+  const takeoversMs: number[] = [];
+  const appsPerReplica: Record<string, number> = {};
   const holder = async (): Promise<string | undefined> =>
     (await coordination.readNamespacedLease({ namespace, name: "canaryapp-controller" }).catch(() => undefined))?.spec
       ?.holderIdentity ?? undefined;
@@ -213,6 +257,36 @@ async function run(
       }
       switch (fault) {
         case "kill": {
+          if (options.shards !== undefined) {
+            if (counts.kills === 0) {
+              for (const c of controllers.values()) appsPerReplica[c.identity] = await c.metric("canaryapp_shard_apps");
+            }
+            const slot = slots[counts.kills % slots.length] ?? "replica-a";
+            const victim = controllers.get(slot);
+            const before = await shareHolders().catch(() => []);
+            const theirs = before.flatMap((h, share) => (h === victim?.identity ? [share] : []));
+            await victim?.kill("SIGKILL");
+            const killedAt = Date.now();
+            const entry = everyProcess.find((e) => e.process === victim);
+            if (entry) entry.killedAt = killedAt;
+            counts.kills++;
+            mark(`killed ${victim?.identity}, holding shares ${theirs.join(",")}`);
+            const live = new Set([...controllers.values()].filter((c) => c !== victim).map((c) => c.identity));
+            while (Date.now() - killedAt < 60_000) {
+              const holders = await shareHolders().catch(() => []);
+              if (theirs.every((share) => live.has(holders[share] ?? ""))) {
+                takeoversMs.push(Date.now() - killedAt);
+                counts.failovers++;
+                mark(`shares ${theirs.join(",")} taken over after ${Date.now() - killedAt} ms`);
+                break;
+              }
+              await sleep(250);
+            }
+            await sleep(options.restartDelayMs);
+            startReplica(slot);
+            mark(`started ${controllers.get(slot)?.identity}`);
+            break;
+          }
           const leader = options.replicas === 1 ? `controller-${generation}` : await holder();
           const slot = [...controllers].find(([, c]) => c.identity === leader)?.[0] ?? slots[0] ?? "controller";
           const victim = controllers.get(slot);
@@ -301,6 +375,7 @@ async function run(
   recorder.stop();
 
   const history = recorder.history();
+  const shareOverlaps = options.shards !== undefined ? overlappingTenures(everyProcess, Date.now()) : [];
   const check = checkWorld(history, scripts, plannedSteps(STEP_WEIGHT, MAX_WEIGHT), recorder.gaps, origin);
   return {
     options,
@@ -312,8 +387,50 @@ async function run(
     changes: history.length,
     rewatches: recorder.rewatches,
     timeline,
+    takeoversMs,
+    appsPerReplica,
+    shareOverlaps,
     check,
   };
+}
+
+/**
+ * The times two processes held the same share at once, from their logs: a share is held from its "took a
+ * share" line until the process's next "gave up a share" line for it, its death, or `end`.
+ */
+function overlappingTenures(processes: { process: ControllerProcess; killedAt?: number }[], end: number): string[] {
+  const tenures = new Map<number, { who: string; from: number; to: number }[]>();
+  for (const { process, killedAt } of processes) {
+    const stop = killedAt ?? end;
+    const open = new Map<number, number>();
+    const close = (share: number, at: number) => {
+      const from = open.get(share);
+      if (from === undefined) return;
+      open.delete(share);
+      const list = tenures.get(share) ?? [];
+      list.push({ who: process.identity, from, to: at });
+      tenures.set(share, list);
+    };
+    for (const line of process.logs) {
+      const share = line["share"];
+      const time = line["time"];
+      if (typeof share !== "number" || typeof time !== "number") continue;
+      if (line["msg"] === "took a share") open.set(share, time);
+      else if (line["msg"] === "gave up a share") close(share, time);
+    }
+    for (const share of [...open.keys()]) close(share, stop);
+  }
+  const overlaps: string[] = [];
+  for (const [share, list] of tenures) {
+    for (const [i, a] of list.entries()) {
+      for (const b of list.slice(i + 1)) {
+        if (a.who !== b.who && a.from < b.to && b.from < a.to) {
+          overlaps.push(`share ${share}: ${a.who} ${a.from}–${a.to}, ${b.who} ${b.from}–${b.to}`);
+        }
+      }
+    }
+  }
+  return overlaps;
 }
 
 /** The report as text: the faults made, the work done, and the count for every invariant. */
@@ -332,6 +449,11 @@ export function formatReport(report: ChaosReport): string {
       return `  ${name}: ${report.check.counts[name]}${skips}${examples.length > 0 ? `  e.g. ${examples.join(" | ")}` : ""}`;
     }),
     `  timeline (ms since the apps were first Healthy): ${report.timeline.join("; ")}`,
+    ...(o.shards !== undefined
+      ? [
+          `  sharded: ${o.shards} shares; apps per replica before the first kill ${JSON.stringify(report.appsPerReplica)}; takeovers ${report.takeoversMs.join(", ")} ms; share held by two at once: ${report.shareOverlaps.length}`,
+        ]
+      : []),
     `  steps on the route (by arrival time): ${durations.length}, shortest ${durations.length > 0 ? Math.min(...durations) : "-"} ms, ${short} shorter than the ${intervalMs} ms interval`,
   ];
   return lines.join("\n");

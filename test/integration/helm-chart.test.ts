@@ -173,6 +173,7 @@ describe("Helm chart charts/canaryapp", () => {
     assert.equal(env["PROMETHEUS_URL_POLICY"], "*.svc,https://metrics.example.com");
     assert.equal(env["LOG_LEVEL"], "debug");
     assert.equal(env["LEADER_ELECT"], "false");
+    assert.equal(env["SHARDS"], undefined, "no sharding without Leases");
     assert.equal(container?.resources?.limits?.["memory"], "1Gi");
     assert.equal(d.spec?.replicas, 1);
     const monitor = find<Manifest & { spec: { endpoints: { port: string }[] } }>(

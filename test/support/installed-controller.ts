@@ -79,6 +79,8 @@ export async function installedControllerRunsAnApp(run: InstalledControllerRun):
       "--http-address=127.0.0.1:0",
       `--lease-namespace=${SYSTEM_NAMESPACE}`,
       `--lease-name=canaryapp-${run.label}`,
+      // As the manifests run it: sharded, so the Lease rights sharding needs (list, delete) are exercised too.
+      "--shards=32",
     ],
     { WATCH_NAMESPACES: run.watchNamespaces },
   );
@@ -114,7 +116,7 @@ export async function installedControllerRunsAnApp(run: InstalledControllerRun):
       { timeoutMs: 90_000, intervalMs: 250 },
     );
     assert.equal(status.conditions?.find((c) => c.type === "InvalidSpec")?.status, "False");
-    assert.equal(controller.isLeader(), true, "the lease in canaryapp-system was taken");
+    assert.equal(controller.isLeader(), true, "shares were taken on Leases in canaryapp-system");
     const primary = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace, name: `${name}-primary` });
     assert.equal(primary.spec?.template.spec?.containers[0]?.image, image);
     const events = await core.listNamespacedEvent({

@@ -1,0 +1,155 @@
+/**
+ * Sharding at scale (ADR 0016): 3 controller replicas with 32 shares, N apps (default 3,000). Measures the
+ * Lease writes per second at rest, then creates the apps and reports, per replica, the apps in its shares,
+ * its writes and its RSS; then SIGKILLs one replica and times until the others hold all its shares and until
+ * they have the apps' work. `make bench` runs it with BENCH_SHARDS=1; alone: `node dist/bench/shards.js [apps]`.
+ */
+import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { pathToFileURL } from "node:url";
+import { startControlPlane } from "../e2e/cluster/index.js";
+import { loadKubeConfig } from "../src/kube/client.js";
+import { isLeaseExpired, recordFromSpec } from "../src/controller/lease.js";
+import { SHARD_LABELS } from "../src/controller/shard-election.js";
+import { spawnController, type ControllerProcess } from "../test/support/process.js";
+import { createApps, sleep, untilAllRouted, untilReady } from "./apps.js";
+
+const SHARES = 32;
+const GROUP = "canaryapp-controller";
+
+export interface ShardsResult {
+  apps: number;
+  replicas: number;
+  shares: number;
+  /** Lease writes per second by all replicas together at rest, counted from resourceVersion changes. */
+  leaseWritesPerSecondAtRest: number;
+  /** Seconds from the first create to every app's VirtualService. */
+  secondsToAllChildren: number;
+  perReplica: { identity: string; shares: number; apps: number; writes: number; rssMiB: number }[];
+  /** From the SIGKILL until the survivors hold every share of the killed replica. */
+  takeoverMs: number;
+  /** From the SIGKILL until the survivors' shares cover every app again. */
+  appsCoveredAgainMs: number;
+}
+
+async function perReplica(controllers: ControllerProcess[]): Promise<ShardsResult["perReplica"]> {
+  return await Promise.all(
+    controllers.map(async (c) => ({
+      identity: c.identity,
+      shares: await c.metric("canaryapp_shards_held"),
+      apps: await c.metric("canaryapp_shard_apps"),
+      writes: await c.metric("canaryapp_api_writes_total"),
+      rssMiB: Math.round((await c.metric("process_resident_memory_bytes")) / 2 ** 20),
+    })),
+  );
+}
+
+export async function benchShards(kubeconfigPath: string, apps: number): Promise<ShardsResult> {
+  const kc = loadKubeConfig(kubeconfigPath);
+  const namespace = `bench-shards-${Date.now() % 100_000}`;
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+  const coordination = kc.makeApiClient(CoordinationV1Api);
+  const leases = async () =>
+    (await coordination.listNamespacedLease({ namespace, labelSelector: `${SHARD_LABELS.group}=${GROUP}` })).items;
+  const shareHolders = async (): Promise<(string | undefined)[]> => {
+    const holders = new Array<string | undefined>(SHARES).fill(undefined);
+    const now = Date.now();
+    for (const lease of await leases()) {
+      if (lease.metadata?.labels?.[SHARD_LABELS.role] !== "share") continue;
+      const record = recordFromSpec(lease.spec);
+      if (!isLeaseExpired(record, now)) holders[Number(lease.metadata.name?.split("-").at(-1))] = record.holderIdentity;
+    }
+    return holders;
+  };
+
+  const flags = [
+    `--kubeconfig=${kubeconfigPath}`,
+    `--namespaces=${namespace}`,
+    `--lease-namespace=${namespace}`,
+    `--shards=${SHARES}`,
+  ];
+  const controllers = ["shard-a", "shard-b", "shard-c"].map((id) => spawnController(flags, id));
+  try {
+    await Promise.all(controllers.map((c) => untilReady(c)));
+    while ((await shareHolders()).some((h) => h === undefined)) await sleep(250);
+
+    // At rest: every Lease write changes its resourceVersion; polled twice a second, none is missed (each
+    // Lease is written at most every 4 s).
+    const windowMs = 20_000;
+    const seen = new Set<string>();
+    const sample = async () => {
+      for (const lease of await leases()) seen.add(`${lease.metadata?.name}@${lease.metadata?.resourceVersion}`);
+    };
+    await sample();
+    const initial = seen.size;
+    const restStart = Date.now();
+    while (Date.now() - restStart < windowMs) {
+      await sleep(500);
+      await sample();
+    }
+    const leaseWritesPerSecondAtRest = (seen.size - initial) / ((Date.now() - restStart) / 1000);
+
+    const created = Date.now();
+    await createApps(kc, namespace, apps);
+    await untilAllRouted(kc, namespace, apps, 1000);
+    const secondsToAllChildren = (Date.now() - created) / 1000;
+    await sleep(5_000);
+    const before = await perReplica(controllers);
+
+    const [victim, ...survivors] = controllers;
+    if (victim === undefined) throw new Error("no replica");
+    const theirs = (await shareHolders()).flatMap((h, share) => (h === victim.identity ? [share] : []));
+    await victim.kill("SIGKILL");
+    const killedAt = Date.now();
+    const live = new Set(survivors.map((c) => c.identity));
+    for (;;) {
+      const holders = await shareHolders();
+      if (theirs.every((share) => live.has(holders[share] ?? ""))) break;
+      await sleep(100);
+    }
+    const takeoverMs = Date.now() - killedAt;
+    for (;;) {
+      const covered = (await Promise.all(survivors.map((c) => c.metric("canaryapp_shard_apps")))).reduce(
+        (a, b) => a + b,
+      );
+      if (covered >= apps) break;
+      await sleep(100);
+    }
+    const appsCoveredAgainMs = Date.now() - killedAt;
+    return {
+      apps,
+      replicas: controllers.length,
+      shares: SHARES,
+      leaseWritesPerSecondAtRest: Math.round(leaseWritesPerSecondAtRest * 100) / 100,
+      secondsToAllChildren,
+      perReplica: before,
+      takeoverMs,
+      appsCoveredAgainMs,
+    };
+  } finally {
+    await Promise.all(controllers.map((c) => c.kill("SIGKILL")));
+  }
+}
+
+/** The figures as lines. */
+export function formatShards(r: ShardsResult): string[] {
+  return [
+    `shards: ${r.replicas} replicas, ${r.shares} shares: ${r.leaseWritesPerSecondAtRest} Lease writes/s at rest (all replicas)`,
+    `shards: ${r.apps} CanaryApps → all children in ${r.secondsToAllChildren.toFixed(1)} s`,
+    ...r.perReplica.map(
+      (p) => `shards: ${p.identity}: ${p.shares} shares, ${p.apps} apps, ${p.writes} writes, rss ${p.rssMiB} MiB`,
+    ),
+    `shards: a replica SIGKILLed: its shares held by the others after ${(r.takeoverMs / 1000).toFixed(1)} s, all apps covered after ${(r.appsCoveredAgainMs / 1000).toFixed(1)} s`,
+  ];
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const apps = Number(process.argv[2] ?? 3000);
+  const controlPlane = await startControlPlane({ profile: "api" });
+  try {
+    const result = await benchShards(controlPlane.kubeconfigPath, apps);
+    for (const line of formatShards(result)) console.log(line);
+    console.log(JSON.stringify(result));
+  } finally {
+    await controlPlane.stop();
+  }
+}

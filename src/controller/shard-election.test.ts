@@ -1,0 +1,314 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Lease } from "./lease.js";
+import { pino } from "pino";
+import { sleep } from "../api/clock.js";
+import { FakeClock } from "./fake-clock.js";
+import { Fence, NotOwnedError } from "./fence.js";
+import type { ShardLeaseClient } from "./leader-election.js";
+import { recordFromSpec } from "./lease.js";
+import { SHARD_LABELS, ShardElector, shareLeaseName } from "./shard-election.js";
+
+function conflict(): Error {
+  return Object.assign(new Error("Operation cannot be fulfilled: the object has been modified"), { code: 409 });
+}
+
+/** A namespace's Leases in memory, with the API server's resourceVersion preconditions. */
+class FakeLeases implements ShardLeaseClient {
+  readonly leases = new Map<string, Lease>();
+  private rv = 0;
+  writes = 0;
+  lists = 0;
+  /** When set, every replace waits for it first (a slow API server). */
+  slowWrites: (() => Promise<void>) | undefined;
+  /** Identities whose calls fail (a replica cut off from the API server). */
+  readonly cutOff = new Set<string>();
+
+  constructor(private readonly caller: () => string | undefined = () => undefined) {}
+
+  private gate(): void {
+    const who = this.caller();
+    if (who !== undefined && this.cutOff.has(who)) throw new Error("connect ECONNREFUSED");
+  }
+
+  private store(lease: Lease): Lease {
+    this.rv++;
+    this.writes++;
+    const stored = JSON.parse(
+      JSON.stringify({ ...lease, metadata: { ...lease.metadata, resourceVersion: `${this.rv}` } }),
+    ) as Lease;
+    this.leases.set(lease.metadata?.name ?? "", stored);
+    return structuredClone(stored);
+  }
+
+  get(_namespace: string, name: string): Promise<Lease | undefined> {
+    const lease = this.leases.get(name);
+    return Promise.resolve(lease ? structuredClone(lease) : undefined);
+  }
+
+  async list(_namespace: string, selector: string): Promise<Lease[]> {
+    await Promise.resolve();
+    this.gate();
+    this.lists++;
+    const [key, value] = selector.split("=");
+    return [...this.leases.values()]
+      .filter((l) => l.metadata?.labels?.[key ?? ""] === value)
+      .map((l) => structuredClone(l));
+  }
+
+  async create(lease: Lease): Promise<Lease> {
+    await Promise.resolve();
+    this.gate();
+    if (this.leases.has(lease.metadata?.name ?? "")) throw conflict();
+    return this.store(lease);
+  }
+
+  async replace(lease: Lease): Promise<Lease> {
+    await Promise.resolve();
+    if (this.slowWrites) await this.slowWrites();
+    this.gate();
+    const current = this.leases.get(lease.metadata?.name ?? "");
+    if (lease.metadata?.resourceVersion !== current?.metadata?.resourceVersion) throw conflict();
+    return this.store(lease);
+  }
+
+  async delete(_namespace: string, name: string, resourceVersion: string | undefined): Promise<void> {
+    await Promise.resolve();
+    this.gate();
+    const current = this.leases.get(name);
+    if (current === undefined) return;
+    if (resourceVersion !== undefined && current.metadata?.resourceVersion !== resourceVersion) throw conflict();
+    this.leases.delete(name);
+  }
+
+  holderOf(share: number): string | undefined {
+    return recordFromSpec(this.leases.get(shareLeaseName("group", share))?.spec).holderIdentity;
+  }
+
+  members(): number {
+    return [...this.leases.values()].filter((l) => l.metadata?.labels?.[SHARD_LABELS.role] === "member").length;
+  }
+}
+
+const SHARES = 12;
+const log = pino({ level: "silent" });
+
+/** Replicas driven round by round on one fake clock; each replica's Lease calls fail while it is cut off. */
+function world() {
+  const clock = new FakeClock();
+  let calling: string | undefined;
+  const leases = new FakeLeases(() => calling);
+  const gained = new Map<string, number[]>();
+  const lost = new Map<string, number[]>();
+  const replicas = new Map<string, ShardElector>();
+  const add = (identity: string): ShardElector => {
+    gained.set(identity, []);
+    lost.set(identity, []);
+    const elector = new ShardElector({
+      namespace: "ns",
+      name: "group",
+      shares: SHARES,
+      identity,
+      client: {
+        list: (...a) => leases.list(...a),
+        create: (...a) => leases.create(...a),
+        replace: (...a) => leases.replace(...a),
+        delete: (...a) => leases.delete(...a),
+        get: (...a) => leases.get(...a),
+      },
+      log,
+      clock,
+      onGained: (share) => gained.get(identity)?.push(share),
+      onLost: (share) => lost.get(identity)?.push(share),
+    });
+    replicas.set(identity, elector);
+    return elector;
+  };
+  /** One round of every replica still running, one after the other, then `ms` of time. */
+  const rounds = async (n: number, ms = 2_000, skip: ReadonlySet<string> = new Set()): Promise<void> => {
+    for (let i = 0; i < n; i++) {
+      for (const [identity, elector] of replicas) {
+        if (skip.has(identity)) continue;
+        calling = identity;
+        await elector.round();
+        calling = undefined;
+      }
+      await clock.advance(ms);
+    }
+  };
+  /** Every share held by exactly one replica's fence (never two). */
+  const owners = (): (string | undefined)[] =>
+    Array.from({ length: SHARES }, (_, share) => {
+      const holding = [...replicas].filter(([, e]) => e.term(share) !== undefined).map(([id]) => id);
+      assert.ok(holding.length <= 1, `share ${share} fenced in by ${holding.join(" and ")}`);
+      return holding[0];
+    });
+  return { clock, leases, add, rounds, owners, gained, lost, replicas };
+}
+
+describe("ShardElector", () => {
+  test("three replicas split the shares 4/4/4 within a few rounds, and hold them at rest", async () => {
+    const w = world();
+    for (const id of ["a", "b", "c"]) w.add(id);
+    await w.rounds(3);
+    const owners = w.owners();
+    assert.ok(
+      owners.every((o) => o !== undefined),
+      `all shares held: ${owners.join(",")}`,
+    );
+    for (const id of ["a", "b", "c"]) assert.equal(owners.filter((o) => o === id).length, 4, id);
+    for (let share = 0; share < SHARES; share++) assert.equal(w.leases.holderOf(share), owners[share]);
+    // At rest: Leases are written only when their renewal is due (every 4 s), not every round.
+    const writes = w.leases.writes;
+    await w.rounds(10); // 20 s
+    const perSecond = (w.leases.writes - writes) / 20;
+    assert.ok(perSecond <= (SHARES + 3) / 4 + 0.01, `${perSecond} Lease writes per second at rest`);
+    assert.deepEqual(w.owners(), owners, "nothing moved at rest");
+  });
+
+  test("a replica that dies loses its shares to the others once its Leases expire; none is fenced in twice", async () => {
+    const w = world();
+    for (const id of ["a", "b", "c"]) w.add(id);
+    await w.rounds(3);
+    const before = w.owners();
+    const dead = new Set(["c"]);
+    let tookOverAfterMs: number | undefined;
+    for (let t = 2_000; t <= 30_000; t += 2_000) {
+      await w.rounds(1, 2_000, dead);
+      const owners = w.owners(); // asserts no share is held by two
+      if (tookOverAfterMs === undefined && owners.every((o) => o === "a" || o === "b")) tookOverAfterMs = t;
+    }
+    assert.ok(tookOverAfterMs !== undefined, "a and b took every share");
+    // The dead replica's Leases expire 15 s after its last renewal; the next round takes them.
+    assert.ok(tookOverAfterMs <= 15_000 + 2 * 2_000 + 4_000, `took over after ${tookOverAfterMs} ms`);
+    const after = w.owners();
+    const counts = ["a", "b"].map((id) => after.filter((o) => o === id).length);
+    assert.deepEqual(counts, [6, 6]);
+    // Those of a and b that did not have to move stayed where they were (rendezvous).
+    const movedOfSurvivors = before.filter((o, s) => o !== "c" && after[s] !== o).length;
+    assert.ok(movedOfSurvivors <= 2, `${movedOfSurvivors} shares of the survivors moved`);
+    // A dead replica's fence closes on its own: after renewDeadline without a renewal, it holds nothing.
+    assert.deepEqual(w.replicas.get("c")?.heldShares(), []);
+  });
+
+  test("a new replica gets its fair share: the others release, it takes; each move is one release then one take", async () => {
+    const w = world();
+    for (const id of ["a", "b"]) w.add(id);
+    await w.rounds(3);
+    assert.deepEqual(
+      ["a", "b"].map((id) => w.owners().filter((o) => o === id).length),
+      [6, 6],
+    );
+    const count = (m: Map<string, number[]>) => [...m.values()].reduce((n, l) => n + l.length, 0);
+    const [lostBefore, gainedBefore] = [count(w.lost), count(w.gained)];
+    w.add("c");
+    await w.rounds(4);
+    const owners = w.owners();
+    assert.deepEqual(
+      ["a", "b", "c"].map((id) => owners.filter((o) => o === id).length),
+      [4, 4, 4],
+    );
+    // Every share that moved was given up by one replica and then taken by another (owners() asserted that no
+    // share was ever fenced in by two at once).
+    assert.equal(count(w.lost) - lostBefore, count(w.gained) - gainedBefore);
+    assert.ok(count(w.gained) - gainedBefore <= 2 * 4, "c's 4 shares and at most as many more moved");
+  });
+
+  test("a replica cut off from the API server stops acting before its Leases expire for the others", async () => {
+    const w = world();
+    for (const id of ["a", "b"]) w.add(id);
+    await w.rounds(3);
+    const mine = w.replicas.get("a")?.heldShares() ?? [];
+    assert.ok(mine.length > 0);
+    w.leases.cutOff.add("a");
+    // 10 s (renewDeadline) after a's last renewal at most, its fence closes; b may take them only after 15 s.
+    let closedAt: number | undefined;
+    let takenAt: number | undefined;
+    for (let t = 2_000; t <= 30_000; t += 2_000) {
+      await w.rounds(1);
+      if (closedAt === undefined && w.replicas.get("a")?.heldShares().length === 0) closedAt = t;
+      if (takenAt === undefined && mine.every((s) => w.replicas.get("b")?.term(s) !== undefined)) takenAt = t;
+      w.owners();
+    }
+    assert.ok(closedAt !== undefined && takenAt !== undefined, `closed ${closedAt}, taken ${takenAt}`);
+    assert.ok(closedAt < takenAt, `a stopped (${closedAt} ms) before b took its shares (${takenAt} ms)`);
+    assert.deepEqual(w.lost.get("a")?.sort(), [...mine].sort());
+    // Back online: a rejoins and gets its fair share again, in new terms.
+    w.leases.cutOff.delete("a");
+    await w.rounds(4);
+    assert.equal(w.replicas.get("a")?.heldShares().length, 6);
+  });
+
+  test("a renewal that lands after the renew deadline does not reopen the fence: the shares are taken anew and their apps queued again", async () => {
+    const w = world();
+    const a = w.add("a");
+    await w.rounds(3);
+    assert.equal(a.heldShares().length, SHARES);
+    await w.clock.advance(4_000); // renewals due
+    w.leases.slowWrites = () => sleep(w.clock, 11_000);
+    const round = a.round();
+    // The membership's renewal, then the shares' (in parallel), each 11 s late.
+    await w.clock.advance(23_000);
+    await round;
+    w.leases.slowWrites = undefined;
+    // While the renewals were in flight the fence was closed, so reconciles and events were dropped: the
+    // shares are given up rather than silently held again...
+    assert.equal(w.lost.get("a")?.length, SHARES);
+    assert.deepEqual(a.heldShares(), []);
+    const gained = w.gained.get("a")?.length ?? 0;
+    await w.rounds(1);
+    // ...and taken again as new terms, which queues their apps.
+    assert.equal((w.gained.get("a")?.length ?? 0) - gained, SHARES);
+    assert.equal(a.heldShares().length, SHARES);
+  });
+
+  test("a graceful stop hands every share over at once and leaves the group", async () => {
+    const w = world();
+    for (const id of ["a", "b"]) w.add(id);
+    await w.rounds(3);
+    const a = w.replicas.get("a");
+    assert.ok(a);
+    await a.stop();
+    w.replicas.delete("a");
+    assert.equal(w.leases.members(), 1, "a's membership Lease is gone");
+    await w.rounds(2);
+    assert.equal(w.replicas.get("b")?.heldShares().length, SHARES, "b took them without waiting for expiry");
+  });
+
+  test("a long-gone member's Lease is deleted", async () => {
+    const w = world();
+    for (const id of ["a", "b"]) w.add(id);
+    await w.rounds(3);
+    w.replicas.delete("b"); // b dies for good
+    assert.equal(w.leases.members(), 2);
+    await w.rounds(160); // 320 s
+    assert.equal(w.leases.members(), 1);
+  });
+});
+
+describe("Fence", () => {
+  test("lets a reconcile write only while its share is held under the term it began in", async () => {
+    const terms = new Map<number, string>();
+    const fence = new Fence({ shares: 4, termOf: (s) => terms.get(s) });
+    const key = "shop/web";
+    const share = fence.shareOf(key);
+    assert.equal(await fence.run(key, () => Promise.resolve("ran")), undefined, "not owned: not run");
+    assert.throws(() => fence.check("apply"), NotOwnedError, "outside any reconcile");
+
+    terms.set(share, "1@100");
+    assert.equal(fence.owns(key), true);
+    const steps: string[] = [];
+    await fence.run(key, async () => {
+      fence.check("apply");
+      steps.push("first write");
+      terms.delete(share); // lost mid-reconcile
+      assert.throws(() => fence.check("status"), /no longer held/);
+      terms.set(share, "2@200"); // taken back: a new term
+      assert.throws(() => fence.check("status"), /newer term/);
+      await Promise.resolve();
+      steps.push("end");
+    });
+    assert.deepEqual(steps, ["first write", "end"]);
+    await fence.run(key, () => Promise.resolve(fence.check("apply")));
+  });
+});

@@ -1,0 +1,377 @@
+import { createHash } from "node:crypto";
+import type { Logger } from "pino";
+import { sleep, systemClock, type Clock } from "../api/clock.js";
+import { isConflict, toError } from "../kube/errors.js";
+import type { ShardLeaseClient } from "./leader-election.js";
+import {
+  acquiredRecord,
+  canAcquire,
+  isLeaseExpired,
+  recordFromSpec,
+  releasedRecord,
+  specFromRecord,
+  type Lease,
+  type LeaseRecord,
+} from "./lease.js";
+import { assignShares } from "./shards.js";
+
+/** Labels every Lease of a shard group carries, so that one list call reads them all. */
+export const SHARD_LABELS = {
+  /** The group: the lease name the replicas share (`--lease-name`). */
+  group: "canaryapp.io/shard-group",
+  /** "member" (one per live replica) or "share" (one per share of the apps). */
+  role: "canaryapp.io/lease-role",
+} as const;
+
+export interface ShardElectionOptions {
+  namespace: string;
+  /** The group's name: share Leases are `<name>-share-<n>`, membership Leases `<name>-member-<hash>`. */
+  name: string;
+  /** How many shares the apps are divided into (`--shards`). */
+  shares: number;
+  /** This replica's name, written as the holder of its Leases. */
+  identity: string;
+  /** How long a Lease is valid after its last renewal. Default 15 s. */
+  leaseDurationMs?: number;
+  /**
+   * How long a share counts as held after its last successful renewal: past it the fence refuses writes, even
+   * though others wait until leaseDuration. The gap is the margin for clock skew. Default 10 s.
+   */
+  renewDeadlineMs?: number;
+  /** Time between two rounds. Default 2 s. */
+  retryPeriodMs?: number;
+  /** A held Lease is written again once its last renewal is this old. Default 4 s. */
+  renewAfterMs?: number;
+  /** A membership Lease expired this long ago is deleted (a replica gone for good). Default 5 min. */
+  forgetMemberAfterMs?: number;
+  client: ShardLeaseClient;
+  log: Logger;
+  clock?: Clock;
+  /** This replica now holds `share` (a new term); enqueue its apps. */
+  onGained?: (share: number) => void;
+  /** This replica no longer holds `share`; the fence already refuses its writes. Drop its apps' work. */
+  onLost?: (share: number) => void;
+}
+
+/** A share this replica holds: the term (which acquisition) and when it was last renewed (local clock). */
+interface Held {
+  term: string;
+  renewedAt: number;
+}
+
+/** A Lease name of at most 63 characters, unique per identity (identities need not be valid names). */
+function memberLeaseName(group: string, identity: string): string {
+  return `${group}-member-${createHash("sha256").update(identity).digest("hex").slice(0, 12)}`;
+}
+
+/** The name of share `share`'s Lease. */
+export function shareLeaseName(group: string, share: number): string {
+  return `${group}-share-${share}`;
+}
+
+/** The term of a Lease record: which acquisition it is (a new holder, or the same one again, is a new term). */
+function termOf(record: LeaseRecord): string {
+  return `${record.leaseTransitions ?? 0}@${record.acquireTimeMs ?? 0}`;
+}
+
+/**
+ * Sharding by Leases (ADR 0016). Each replica holds a membership Lease, renewed; every round (each
+ * retryPeriod) it lists the group's Leases, takes the live members (membership not expired), computes the
+ * same assignment as every other replica (`assignShares`: rendezvous hashing, loads within one share), and
+ * then takes the free or expired shares assigned to it, renews those it holds, and releases those no longer
+ * assigned to it. A replica that dies stops renewing: its Leases expire and the others take its shares.
+ *
+ * Every write replaces a Lease at the resourceVersion just listed, so of two replicas racing for a share
+ * exactly one wins. `term(share)` is the fence: defined only while this replica holds the share and renewed
+ * it within renewDeadline.
+ */
+export class ShardElector {
+  readonly identity: string;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private readonly renewAfterMs: number;
+  private readonly forgetMemberAfterMs: number;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly memberName: string;
+  private readonly selector: string;
+  private readonly held = new Map<number, Held>();
+  private rounds = 0;
+  private members: string[] = [];
+  private stopping: AbortController | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly options: ShardElectionOptions) {
+    this.identity = options.identity;
+    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    this.renewAfterMs = options.renewAfterMs ?? 4_000;
+    this.forgetMemberAfterMs = options.forgetMemberAfterMs ?? 300_000;
+    this.clock = options.clock ?? systemClock;
+    this.log = options.log.child({ shardGroup: options.name, identity: options.identity });
+    this.memberName = memberLeaseName(options.name, options.identity);
+    this.selector = `${SHARD_LABELS.group}=${options.name}`;
+    if (!Number.isInteger(options.shares) || options.shares < 1) {
+      throw new Error(`shard election: shares must be a positive integer, got ${options.shares}`);
+    }
+    if (this.identity === "") throw new Error("shard election: identity must not be empty");
+    // As for leader election: a share must be given up (here: fenced) before anyone else may take it, and a
+    // renewal must get more than one try before the deadline.
+    if (this.leaseDurationMs <= this.renewDeadlineMs) {
+      throw new Error(`shard election: leaseDuration (${this.leaseDurationMs} ms) must exceed renewDeadline`);
+    }
+    if (this.renewDeadlineMs <= this.renewAfterMs + this.retryPeriodMs) {
+      throw new Error(
+        `shard election: renewDeadline (${this.renewDeadlineMs} ms) must exceed renewAfter + retryPeriod`,
+      );
+    }
+  }
+
+  /**
+   * The term under which this replica holds `share`, or undefined when it does not hold it, or has not
+   * renewed it within renewDeadline (another replica may take it once the lease duration has passed).
+   */
+  term(share: number): string | undefined {
+    const held = this.held.get(share);
+    if (held === undefined || this.clock.now() - held.renewedAt >= this.renewDeadlineMs) return undefined;
+    return held.term;
+  }
+
+  /** The shares this replica holds now, in order. */
+  heldShares(): number[] {
+    return [...this.held.keys()].filter((s) => this.term(s) !== undefined).sort((a, b) => a - b);
+  }
+
+  /** The live members seen by the last round (this replica included). */
+  liveMembers(): readonly string[] {
+    return this.members;
+  }
+
+  /** Starts the rounds. Idempotent. */
+  start(): void {
+    if (this.running !== undefined) return;
+    const stopping = new AbortController();
+    this.stopping = stopping;
+    this.running = (async () => {
+      while (!stopping.signal.aborted) {
+        await this.round();
+        await sleep(this.clock, this.retryPeriodMs, stopping.signal);
+      }
+    })();
+  }
+
+  /**
+   * Stops the rounds, gives up every share (lost, then released so others take them at their next round)
+   * and deletes the membership Lease. Call it after the work on the shares has drained.
+   */
+  async stop(): Promise<void> {
+    this.stopping?.abort();
+    await this.running;
+    const shares = [...this.held.keys()];
+    for (const share of shares) this.lose(share, "shutting down");
+    try {
+      const leases = await this.options.client.list(this.options.namespace, this.selector);
+      await Promise.all(
+        leases.map(async (lease) => {
+          const record = recordFromSpec(lease.spec);
+          if (record.holderIdentity !== this.identity) return;
+          const name = lease.metadata?.name ?? "";
+          if (name === this.memberName) {
+            await this.options.client.delete(this.options.namespace, name, lease.metadata?.resourceVersion);
+          } else {
+            await this.options.client.replace({
+              ...lease,
+              spec: specFromRecord(releasedRecord(record, this.clock.now())),
+            });
+          }
+        }),
+      );
+      this.log.info({ released: shares.length }, "released the shares and left the group");
+    } catch (error) {
+      this.log.warn({ err: toError(error) }, "could not release every share; they will expire");
+    }
+  }
+
+  /** One round: list, renew membership, work out the assignment, take, renew and release shares. */
+  async round(): Promise<void> {
+    const { namespace, client, name, shares } = this.options;
+    this.rounds++;
+    // A share whose fence closed (renewal overdue) is given up before anything else, even if its Lease still
+    // names this replica: work dropped while it was closed is queued again when it is taken anew (a new term).
+    this.expireStale();
+    const now = this.clock.now();
+    let leases: Lease[];
+    try {
+      leases = await client.list(namespace, this.selector);
+    } catch (error) {
+      this.log.warn({ err: toError(error) }, "could not list the shard Leases");
+      this.expireStale();
+      return;
+    }
+    const byName = new Map(leases.map((l) => [l.metadata?.name ?? "", l]));
+
+    await this.renewMembership(byName.get(this.memberName), now);
+    const members = new Set([this.identity]);
+    const writes: Promise<unknown>[] = [];
+    for (const lease of leases) {
+      if (lease.metadata?.labels?.[SHARD_LABELS.role] !== "member") continue;
+      const record = recordFromSpec(lease.spec);
+      if (record.holderIdentity === undefined) continue;
+      if (!isLeaseExpired(record, now)) members.add(record.holderIdentity);
+      else if (record.holderIdentity !== this.identity && (record.renewTimeMs ?? 0) + this.forgetMemberAfterMs < now) {
+        writes.push(this.forget(lease));
+      }
+    }
+    this.members = [...members].sort();
+    // A replica that has just joined takes no share in its first round: it has not been seen by the others
+    // yet, and they would only have to take the shares back.
+    const mine = new Set(this.rounds > 1 ? (assignShares(this.members, shares).get(this.identity) ?? []) : []);
+
+    for (let share = 0; share < shares; share++) {
+      const leaseName = shareLeaseName(name, share);
+      const lease = byName.get(leaseName);
+      const record = recordFromSpec(lease?.spec);
+      const ours = record.holderIdentity === this.identity;
+      if (this.held.has(share) && !ours) {
+        this.lose(share, `now held by ${record.holderIdentity ?? "nobody"}`);
+      }
+      if (mine.has(share)) {
+        if (lease === undefined) writes.push(this.take(share, undefined, now));
+        else if (!ours && canAcquire(record, this.identity, now)) writes.push(this.take(share, lease, now));
+        else if (ours && !this.held.has(share)) writes.push(this.take(share, lease, now));
+        else if (ours && now - (record.renewTimeMs ?? 0) >= this.renewAfterMs)
+          writes.push(this.renew(share, lease, now));
+        else if (ours) this.renewedAt(share, record.renewTimeMs ?? now);
+      } else if (ours && lease !== undefined) {
+        writes.push(this.release(share, lease, now));
+      }
+    }
+    await Promise.all(writes);
+    this.expireStale();
+  }
+
+  private async renewMembership(lease: Lease | undefined, now: number): Promise<void> {
+    const { client } = this.options;
+    const record = recordFromSpec(lease?.spec);
+    if (
+      lease !== undefined &&
+      record.holderIdentity === this.identity &&
+      now - (record.renewTimeMs ?? 0) < this.renewAfterMs
+    ) {
+      return;
+    }
+    try {
+      const spec = specFromRecord(acquiredRecord(lease ? record : undefined, this.identity, now, this.leaseDurationMs));
+      if (lease === undefined) await client.create(this.leaseObject(this.memberName, "member", spec));
+      else await client.replace({ ...lease, spec });
+    } catch (error) {
+      this.log.warn({ err: toError(error) }, "could not renew the membership Lease");
+    }
+  }
+
+  /** Takes (or takes again after a restart) a share; a 409 means another replica was faster. */
+  private async take(share: number, lease: Lease | undefined, now: number): Promise<void> {
+    const { client, name } = this.options;
+    const previous = lease ? recordFromSpec(lease.spec) : undefined;
+    // A share this process does not hold is a new term even if a Lease still names this identity (a restart).
+    const base = previous?.holderIdentity === this.identity ? { ...previous, holderIdentity: undefined } : previous;
+    const record = acquiredRecord(base, this.identity, now, this.leaseDurationMs);
+    try {
+      const spec = specFromRecord(record);
+      if (lease === undefined) await client.create(this.leaseObject(shareLeaseName(name, share), "share", spec));
+      else await client.replace({ ...lease, spec });
+    } catch (error) {
+      if (!isConflict(error)) this.log.warn({ err: toError(error), share }, "could not take a share");
+      return;
+    }
+    this.held.set(share, { term: termOf(record), renewedAt: now });
+    this.log.info({ share, term: termOf(record), from: previous?.holderIdentity }, "took a share");
+    try {
+      this.options.onGained?.(share);
+    } catch (error) {
+      this.log.error({ err: toError(error), share }, "onGained failed");
+    }
+  }
+
+  private async renew(share: number, lease: Lease, now: number): Promise<void> {
+    const record = acquiredRecord(recordFromSpec(lease.spec), this.identity, now, this.leaseDurationMs);
+    try {
+      await this.options.client.replace({ ...lease, spec: specFromRecord(record) });
+      this.renewedAt(share, now);
+    } catch (error) {
+      // A conflict means someone else wrote the Lease: the next list tells who holds it.
+      this.log.warn({ err: toError(error), share }, "could not renew a share");
+    }
+  }
+
+  /** Stops acting on the share first (the fence refuses from now on), then hands it over. */
+  private async release(share: number, lease: Lease, now: number): Promise<void> {
+    this.lose(share, "assigned to another member");
+    try {
+      await this.options.client.replace({
+        ...lease,
+        spec: specFromRecord(releasedRecord(recordFromSpec(lease.spec), now)),
+      });
+    } catch (error) {
+      this.log.warn({ err: toError(error), share }, "could not release a share; it will expire");
+    }
+  }
+
+  private async forget(lease: Lease): Promise<void> {
+    const name = lease.metadata?.name ?? "";
+    try {
+      await this.options.client.delete(this.options.namespace, name, lease.metadata?.resourceVersion);
+      this.log.info({ lease: name, member: recordFromSpec(lease.spec).holderIdentity }, "deleted a long-gone member");
+    } catch (error) {
+      this.log.debug({ err: toError(error), lease: name }, "could not delete a long-gone member");
+    }
+  }
+
+  /**
+   * Notes a renewal. A renewal that lands after the fence has closed does not reopen it: the share is given up
+   * (the next round takes it again as a new term, and queues its apps), since reconciles and events were
+   * dropped while it was closed.
+   */
+  private renewedAt(share: number, at: number): void {
+    const held = this.held.get(share);
+    if (held === undefined) return;
+    if (this.clock.now() - held.renewedAt >= this.renewDeadlineMs) {
+      this.lose(share, "renewed after the renew deadline");
+      return;
+    }
+    if (at > held.renewedAt) held.renewedAt = at;
+  }
+
+  /** Gives up the shares not renewed within renewDeadline: others may take them once the lease expires. */
+  private expireStale(): void {
+    const now = this.clock.now();
+    for (const [share, held] of this.held) {
+      if (now - held.renewedAt >= this.renewDeadlineMs) this.lose(share, "not renewed within the renew deadline");
+    }
+  }
+
+  private lose(share: number, why: string): void {
+    if (!this.held.delete(share)) return;
+    this.log.info({ share, why }, "gave up a share");
+    try {
+      this.options.onLost?.(share);
+    } catch (error) {
+      this.log.error({ err: toError(error), share }, "onLost failed");
+    }
+  }
+
+  private leaseObject(leaseName: string, role: "member" | "share", spec: Lease["spec"]): Lease {
+    return {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: {
+        namespace: this.options.namespace,
+        name: leaseName,
+        labels: { [SHARD_LABELS.group]: this.options.name, [SHARD_LABELS.role]: role },
+      },
+      ...(spec !== undefined ? { spec } : {}),
+    };
+  }
+}
