@@ -1,4 +1,5 @@
 import { AppsV1Api, type KubeConfig, type V1Deployment } from "@kubernetes/client-node";
+import { repeat, type Repeating } from "./repeat.js";
 import { setDeploymentAvailable } from "./workloads.js";
 
 export interface AutoRolloutOptions {
@@ -11,12 +12,9 @@ export interface AutoRolloutOptions {
 }
 
 /** A running stand-in for the Deployment controller. */
-export interface AutoRollout {
+export interface AutoRollout extends Repeating {
   /** Status writes made so far, by Deployment name. */
   readonly marked: Map<string, number>;
-  /** The last error of a pass, if any (conflicts with the controller's own writes are expected). */
-  lastError(): unknown;
-  stop(): Promise<void>;
 }
 
 /** The status says the current template is rolled out, and whether its pods are all available. */
@@ -42,10 +40,8 @@ export function autoRollout(kc: KubeConfig, namespace: string, options: AutoRoll
   const apps = kc.makeApiClient(AppsV1Api);
   const intervalMs = options.intervalMs ?? 100;
   const marked = new Map<string, number>();
-  let error: unknown;
-  let stopped = false;
 
-  const pass = async (): Promise<void> => {
+  const pass = async (noteError: (error: unknown) => void): Promise<void> => {
     const list = await apps.listNamespacedDeployment({ namespace });
     for (const deployment of list.items) {
       const name = deployment.metadata?.name;
@@ -61,27 +57,9 @@ export function autoRollout(kc: KubeConfig, namespace: string, options: AutoRoll
         marked.set(name, (marked.get(name) ?? 0) + 1);
       } catch (e) {
         // Deleted or changed meanwhile: the next pass sees the new state.
-        error = e;
+        noteError(e);
       }
     }
   };
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        await pass();
-      } catch (e) {
-        error = e;
-      }
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
-  })();
-
-  return {
-    marked,
-    lastError: () => error,
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
-  };
+  return { marked, ...repeat(pass, intervalMs) };
 }

@@ -1,4 +1,5 @@
 import { AppsV1Api, type KubeConfig, type V1StatefulSet } from "@kubernetes/client-node";
+import { repeat, type Repeating } from "./repeat.js";
 import { REVISION_LABEL } from "../../src/api/types.js";
 
 /** One state of a StatefulSet as the stand-in saw it: its partition and the revision each ordinal runs. */
@@ -10,11 +11,9 @@ export interface OrdinalState {
 }
 
 /** A running stand-in for the StatefulSet controller. */
-export interface StatefulSetStandIn {
+export interface StatefulSetStandIn extends Repeating {
   /** Each distinct state of each StatefulSet, by name, in order. */
   readonly history: Map<string, OrdinalState[]>;
-  lastError(): unknown;
-  stop(): Promise<void>;
 }
 
 /** The ControllerRevision name of a template: `<name>-<its canaryapp.io/revision label>`. */
@@ -33,10 +32,8 @@ export function statefulSetStandIn(kc: KubeConfig, namespace: string, intervalMs
   const apps = kc.makeApiClient(AppsV1Api);
   const history = new Map<string, OrdinalState[]>();
   const ordinals = new Map<string, string[]>();
-  let error: unknown;
-  let stopped = false;
 
-  const pass = async (): Promise<void> => {
+  const pass = async (noteError: (error: unknown) => void): Promise<void> => {
     const list = await apps.listNamespacedStatefulSet({ namespace });
     for (const sts of list.items) {
       const name = sts.metadata?.name ?? "";
@@ -72,26 +69,9 @@ export function statefulSetStandIn(kc: KubeConfig, namespace: string, intervalMs
         await apps.replaceNamespacedStatefulSetStatus({ namespace, name, body: { ...sts, status } });
       } catch (e) {
         // Changed meanwhile: the next pass sees the new state.
-        error = e;
+        noteError(e);
       }
     }
   };
-  const loop = (async () => {
-    while (!stopped) {
-      try {
-        await pass();
-      } catch (e) {
-        error = e;
-      }
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
-  })();
-  return {
-    history,
-    lastError: () => error,
-    stop: async () => {
-      stopped = true;
-      await loop;
-    },
-  };
+  return { history, ...repeat(pass, intervalMs) };
 }
