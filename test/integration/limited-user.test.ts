@@ -18,11 +18,15 @@ const repoRoot = findRepoRoot();
 const USER = "alice";
 const APP = "shop";
 
-/** The kubectl commands of the README's "Using it" table, in order. */
+/** The kubectl commands of the README's "Using it" table (its rows, not the sections below it), in order. */
 async function readmeOneLiners(): Promise<string[]> {
   const readme = await readFile(join(repoRoot, "README.md"), "utf8");
   const section = /^## Using it\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? "";
-  return [...section.matchAll(/`(kubectl [^`]+)`/g)].map((m) => m[1] ?? "");
+  const table = section
+    .split("\n")
+    .filter((line) => line.startsWith("|"))
+    .join("\n");
+  return [...table.matchAll(/`(kubectl [^`]+)`/g)].map((m) => m[1] ?? "");
 }
 
 /** A one-liner's words, with NAME and the example images made concrete. */
