@@ -439,7 +439,7 @@ describe("make demo ARGS=--keep, then the README's one-liners against the demo's
     // kubectl get -w streams until stopped: run it for a few seconds.
     const watchLine = using("kubectl get canaryapp NAME -w").replaceAll("NAME", APP);
     const watched = await sh(`timeout 3 ${watchLine}; true`, env);
-    assert.match(watched.stdout, /NAME\s+IMAGE\s+PHASE\s+WEIGHT\s+READY\s+AGE/);
+    assert.match(watched.stdout, /NAME\s+IMAGE\s+PHASE\s+WEIGHT\s+BATCH\s+READY\s+AGE/);
     assert.match(watched.stdout, new RegExp(`${APP}\\s+\\S+:v3\\s+Failed`));
     const described = await run(using("kubectl describe canaryapp NAME"));
     assert.match(described, /Failed Images:/);
