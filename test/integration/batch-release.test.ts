@@ -11,7 +11,7 @@ import type { CanaryApp, CanaryAppStatus } from "../../src/api/types.js";
 import { ANNOTATIONS } from "../../src/api/types.js";
 import { TEST_METRICS } from "../support/exporter.js";
 import { eventually } from "../support/kube.js";
-import { spawnController, type ControllerProcess } from "../support/process.js";
+import { ReplacedController } from "../support/replaced-controller.js";
 import {
   appEvents,
   appSpec,
@@ -29,27 +29,11 @@ describe("batch release: controller killed at every batch boundary", () => {
   const [v1, v2, v3] = [image(name, "v1"), image(name, "v2"), image(name, "v3")];
   let env: RolloutEnv;
   let recorder: RolloutRecorder;
-  let controller: ControllerProcess;
-  let generation = 0;
-  const processes: ControllerProcess[] = [];
-  let kills = 0;
-
-  const start = (): ControllerProcess => {
-    generation++;
-    const started = spawnController(
-      [`--kubeconfig=${process.env["KUBECONFIG"]}`, `--namespaces=${env.namespace}`, "--leader-elect=false"],
-      `${name}-controller-${generation}`,
-    );
-    processes.push(started);
-    return started;
-  };
+  const controllers = new ReplacedController(name, () => env.namespace);
 
   /** SIGKILLs the running controller and starts another. */
   const killAndReplace = async (where: string): Promise<void> => {
-    const code = await controller.kill("SIGKILL");
-    assert.equal(code, null, `the controller died of the signal (${where})`);
-    kills++;
-    controller = start();
+    await controllers.killAndReplace(where);
     console.log(`# ${name}: killed ${where}`);
   };
 
@@ -66,7 +50,7 @@ describe("batch release: controller killed at every batch boundary", () => {
 
   before(async () => {
     env = await startRolloutEnv("batch-release", { controller: false });
-    controller = start();
+    controllers.start();
     recorder = await deployApp(
       env,
       name,
@@ -74,7 +58,7 @@ describe("batch release: controller killed at every batch boundary", () => {
     );
   });
   after(async () => {
-    await Promise.all(processes.map((p) => p.kill("SIGTERM")));
+    await controllers.stop();
     await env.stop();
   });
 
@@ -90,7 +74,7 @@ describe("batch release: controller killed at every batch boundary", () => {
       assert.equal(paused.status?.batch?.summary, "1/2 paused");
       // Paused is a rest: it stays paused, with three old and one new, across the restart.
       await eventually("the new controller's caches synced", () =>
-        controller.logs.some((l) => String(l["msg"]).startsWith("caches synced")) ? true : undefined,
+        controllers.current.logs.some((l) => String(l["msg"]).startsWith("caches synced")) ? true : undefined,
       );
       assert.equal(recorder.app?.status?.canary?.approval?.batch, 1);
       assert.deepEqual(podSequence(recorder, v1, v2, since).at(-1), [3, 1]);
@@ -121,7 +105,7 @@ describe("batch release: controller killed at every batch boundary", () => {
       assert.equal(count("NothingToApprove"), 0);
       assert.ok(count("Promoted") <= 1);
       console.log(
-        `# ${name}: ${kills} kills; replica sequence ${JSON.stringify(podSequence(recorder, v1, v2, since))}`,
+        `# ${name}: ${controllers.kills} kills; replica sequence ${JSON.stringify(podSequence(recorder, v1, v2, since))}`,
       );
     },
   );

@@ -8,7 +8,7 @@ import { after, before, describe, test } from "node:test";
 import type { FailedImage } from "../../src/api/types.js";
 import { TEST_METRICS } from "../support/exporter.js";
 import { eventually } from "../support/kube.js";
-import { spawnController, type ControllerProcess } from "../support/process.js";
+import { ReplacedController } from "../support/replaced-controller.js";
 import {
   appEvents,
   appSpec,
@@ -30,27 +30,12 @@ describe("rollout: controller killed mid-test", () => {
   const [v1, v2, v3] = [image(name, "v1"), image(name, "v2"), image(name, "v3")];
   let env: RolloutEnv;
   let recorder: RolloutRecorder;
-  let controller: ControllerProcess;
-  let generation = 0;
-  const processes: ControllerProcess[] = [];
-
-  const start = (): ControllerProcess => {
-    generation++;
-    const started = spawnController(
-      [`--kubeconfig=${process.env["KUBECONFIG"]}`, `--namespaces=${env.namespace}`, "--leader-elect=false"],
-      `${name}-controller-${generation}`,
-    );
-    processes.push(started);
-    return started;
-  };
+  const controllers = new ReplacedController(name, () => env.namespace);
 
   /** SIGKILLs the running controller and starts another; resolves with the time the kill was sent. */
   const killAndReplace = async (): Promise<number> => {
-    const killedAt = Date.now();
-    const code = await controller.kill("SIGKILL");
-    assert.equal(code, null, "the controller died of the signal");
-    const next = start();
-    controller = next;
+    const killedAt = await controllers.killAndReplace();
+    const next = controllers.current;
     // Reported, not awaited: the test goes on while the new process starts.
     void eventually("the new controller's caches synced", () =>
       next.logs.some((l) => String(l["msg"]).startsWith("caches synced")) ? true : undefined,
@@ -64,12 +49,12 @@ describe("rollout: controller killed mid-test", () => {
 
   before(async () => {
     env = await startRolloutEnv("rollout-restart", { controller: false });
-    controller = start();
+    controllers.start();
     recorder = await deployApp(env, name, appSpec(env, name));
   });
   after(async () => {
     env.timings.print("restart");
-    await Promise.all(processes.map((p) => p.kill("SIGTERM")));
+    await controllers.stop();
     await env.stop();
   });
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import type { CanaryAppStatus, FailedImage } from "../../src/api/types.js";
 import { TEST_METRICS } from "../support/exporter.js";
-import { spawnController, type ControllerProcess } from "../support/process.js";
+import { ReplacedController } from "../support/replaced-controller.js";
 import {
   appEvents,
   appSpec,
@@ -31,27 +31,9 @@ describe("StatefulSet canary: controller killed at every step boundary", () => {
   let env: RolloutEnv;
   let recorder: RolloutRecorder;
   let standIn: StatefulSetStandIn;
-  let controller: ControllerProcess;
-  let generation = 0;
-  const processes: ControllerProcess[] = [];
-  let kills = 0;
+  const controllers = new ReplacedController(name, () => env.namespace);
 
-  const start = (): ControllerProcess => {
-    generation++;
-    const started = spawnController(
-      [`--kubeconfig=${process.env["KUBECONFIG"]}`, `--namespaces=${env.namespace}`, "--leader-elect=false"],
-      `${name}-controller-${generation}`,
-    );
-    processes.push(started);
-    return started;
-  };
-
-  const killAndReplace = async (): Promise<void> => {
-    const code = await controller.kill("SIGKILL");
-    assert.equal(code, null, "the controller died of the signal");
-    kills++;
-    controller = start();
-  };
+  const killAndReplace = (): Promise<number> => controllers.killAndReplace();
 
   /** The StatefulSet's states (partition, and each ordinal's revision by template) since `since`. */
   const states = (since: number): [number, string[]][] =>
@@ -86,7 +68,7 @@ describe("StatefulSet canary: controller killed at every step boundary", () => {
   before(async () => {
     env = await startRolloutEnv("sts-restart", { controller: false });
     standIn = statefulSetStandIn(env.kc, env.namespace);
-    controller = start();
+    controllers.start();
     env.exporter.set(TEST_METRICS.errors, name, 0);
     env.exporter.set(TEST_METRICS.latency, name, 120);
     env.exporter.set(TEST_METRICS.requests, name, 1000);
@@ -99,7 +81,7 @@ describe("StatefulSet canary: controller killed at every step boundary", () => {
     await untilRest("Healthy", { at: Date.now(), generation: 1 });
   });
   after(async () => {
-    await Promise.all(processes.map((p) => p.kill("SIGTERM")));
+    await controllers.stop();
     await standIn.stop();
     await env.stop();
   });
@@ -138,7 +120,9 @@ describe("StatefulSet canary: controller killed at every step boundary", () => {
         [0, [tested, tested, tested]],
       ]);
       assert.equal(status.workload?.stableReplicas, 3);
-      console.log(`# ${name}: ${kills} kills; the StatefulSet went through ${states(patched.at).length} states`);
+      console.log(
+        `# ${name}: ${controllers.kills} kills; the StatefulSet went through ${states(patched.at).length} states`,
+      );
     },
   );
 
