@@ -27,6 +27,10 @@ export function fencedWriter(writer: ClusterWriter, fence: Fence, passed?: Fence
       guard(`${object.kind} ${object.metadata.name ?? ""}: apply`);
       return await writer.apply(object);
     },
+    create: async (object) => {
+      guard(`${object.kind} ${object.metadata.name ?? ""}: create`);
+      return await writer.create(object);
+    },
     remove: async (ref) => {
       guard(`${ref.kind} ${ref.name}: delete`);
       return await writer.remove(ref);

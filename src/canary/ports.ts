@@ -30,6 +30,11 @@ export function childCache(caches: Caches, kind: string): ObjectCache {
 export interface ClusterWriter {
   /** Server-side apply under the controller's field manager. */
   apply(object: ChildObject): Promise<void>;
+  /**
+   * The same apply, made only if no object has the name: resolves false, having changed nothing, when one
+   * exists (then `read` tells whose it is).
+   */
+  create(object: ChildObject): Promise<boolean>;
   /** Delete; a missing object is not an error. */
   remove(ref: ChildRef): Promise<void>;
   /**

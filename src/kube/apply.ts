@@ -1,6 +1,6 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { FIELD_MANAGER } from "../api/types.js";
-import { isNotFound, toError } from "./errors.js";
+import { isConflict, isNotFound, toError } from "./errors.js";
 import { resourceOf } from "./kinds.js";
 import { mergePatchFrom } from "./merge-patch.js";
 import type { KubeRest } from "./rest.js";
@@ -57,6 +57,30 @@ export async function serverSideApply<T extends KubernetesObject>(
     });
   } catch (error) {
     throw toError(error, `${describeRef(refOf(obj))}: apply`);
+  }
+}
+
+/**
+ * A resourceVersion no stored object has: etcd revisions are positive 64-bit integers that grow from 1 by one
+ * per write, so this one is never reached. An apply carrying it creates the object when its name is free
+ * (a create ignores the resourceVersion it is given) and is refused with 409 Conflict when an object of that
+ * name exists (an update must name the stored resourceVersion).
+ */
+export const NEVER_STORED_RESOURCE_VERSION = "9223372036854775807";
+
+/**
+ * Server-side applies `obj` as {@link serverSideApply} does, but only to create it: resolves to the object
+ * created, or to undefined, having changed nothing, when an object of that name already exists (whoever owns
+ * it). Unlike a POST, the fields are recorded under the controller's Apply manager, so later applies prune
+ * what they stop setting. One request where a read and an apply were two (ADR 0018).
+ */
+export async function serverSideCreate<T extends KubernetesObject>(api: ObjectClient, obj: T): Promise<T | undefined> {
+  const metadata = { ...obj.metadata, resourceVersion: NEVER_STORED_RESOURCE_VERSION };
+  try {
+    return await serverSideApply(api, { ...obj, metadata });
+  } catch (error) {
+    if (isConflict(error)) return undefined;
+    throw error;
   }
 }
 

@@ -6,7 +6,7 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
 import { API_VERSION, KIND } from "../api/types.js";
 import type { ObjectRef } from "./apply.js";
-import { deleteIfExists, patchMetadataAnnotations, patchStatus, serverSideApply } from "./apply.js";
+import { deleteIfExists, patchMetadataAnnotations, patchStatus, serverSideApply, serverSideCreate } from "./apply.js";
 import { isNotFound, toError } from "./errors.js";
 import type { EventRecorder, EventType } from "./events.js";
 import { CANARY_APPS, resourceOf } from "./kinds.js";
@@ -42,6 +42,11 @@ export function clusterWriter(api: KubeRest, wrote: WriteObserver, took?: Reques
     async apply(object: KubernetesObject & { kind: string }): Promise<void> {
       wrote(object.kind, "apply");
       await timed(took, object.kind, "apply", () => serverSideApply(api, object));
+    },
+    async create(object: KubernetesObject & { kind: string }): Promise<boolean> {
+      wrote(object.kind, "apply");
+      const created = await timed(took, object.kind, "apply", () => serverSideCreate(api, object));
+      return created !== undefined;
     },
     async remove(ref: ObjectRef): Promise<void> {
       wrote(ref.kind, "delete");

@@ -4,6 +4,7 @@ import type { RunningController } from "../../src/app.js";
 import { startController } from "../../src/app.js";
 import type { ReconcileObserver } from "../../src/canary/ports.js";
 import { loadConfig } from "../../src/config.js";
+import type { ControllerMetrics } from "../../src/server/metrics.js";
 import type { PlannedEvent } from "../../src/rollout/types.js";
 
 /** Everything the controller under test reported, for assertions. */
@@ -51,6 +52,7 @@ export function runController(
   namespace: string,
   extraFlags: string[] = [],
   env: Record<string, string> = {},
+  options: { metrics?: ControllerMetrics } = {},
 ): TestController {
   const config = loadConfig(
     [`--namespaces=${namespace}`, "--leader-elect=false", "--http-address=127.0.0.1:0", TEST_URL_POLICY, ...extraFlags],
@@ -58,6 +60,6 @@ export function runController(
   );
   const observer = new RecordingObserver();
   const log = pino({ level: process.env["TEST_LOG_LEVEL"] ?? "silent" });
-  const running = startController({ config, log, observer });
+  const running = startController({ config, log, observer, ...options });
   return { observer, running, stop: () => running.stop() };
 }
