@@ -13,7 +13,9 @@ import { benchRollout, type RolloutLatency } from "./rollout.js";
 import { benchScale, formatScaleTable, type ScaleResult } from "./scale.js";
 import { benchShards, formatShards, type ShardsResult } from "./shards.js";
 
-const apps = Number(process.env["BENCH_APPS"] ?? 1000);
+/** The sizes of the scale table (BENCH_APPS, comma-separated), each measured on a control plane of its own. */
+const appCounts = (process.env["BENCH_APPS"] ?? "1000,5000").split(",").map((n) => Number(n.trim()));
+if (appCounts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`BENCH_APPS: not a list of app counts`);
 /** BENCH_ONLY=scale runs only the scale table (with its floor); unset runs every part. */
 const only = process.env["BENCH_ONLY"];
 const runs = (part: "planner" | "rollout" | "capacity" | "scale") => only === undefined || only === part;
@@ -25,15 +27,16 @@ const date = new Date().toISOString();
 const figures: {
   date: string;
   machine: ReturnType<typeof machine>;
-  apps: number;
+  apps: number[];
   planner?: ReturnType<typeof benchPlanner>;
   controlPlaneStartupMs?: number;
   rollout?: RolloutLatency;
   capacity?: CapacityLatency;
-  scale?: ScaleResult;
+  /** One scale table per size of BENCH_APPS, in its order. */
+  scale?: ScaleResult[];
   shards?: ShardsResult;
   chaos?: ChaosReport[];
-} = { date, machine: machine(), apps };
+} = { date, machine: machine(), apps: appCounts };
 
 if (runs("planner")) {
   const planner = benchPlanner();
@@ -67,19 +70,6 @@ try {
     }
   }
 
-  if (runs("scale")) {
-    const extraFlags = (process.env["BENCH_CONTROLLER_FLAGS"] ?? "").split(" ").filter((f) => f !== "");
-    const scale = await benchScale(controlPlane.kubeconfigPath, apps, 20, undefined, extraFlags);
-    figures.scale = scale;
-    console.log(formatScaleTable(scale));
-    console.log(
-      `scale: controller CPU in ${scale.restWindowSeconds} s at rest: ${scale.cpuSecondsAtRest.toFixed(2)} s`,
-    );
-    console.log(
-      `scale: warm restart over ${scale.apps} unchanged apps: all reconciled in ${scale.restart.secondsToAllReconciled.toFixed(1)} s, ${scale.restart.writes} writes (${scale.restart.events} Events)`,
-    );
-  }
-
   // Optional: 3 sharded replicas (ADR 0016) with BENCH_SHARDS_APPS apps (default 3,000).
   if (process.env["BENCH_SHARDS"] === "1") {
     const shards = await benchShards(controlPlane.kubeconfigPath, Number(process.env["BENCH_SHARDS_APPS"] ?? 3000));
@@ -88,6 +78,28 @@ try {
   }
 } finally {
   await controlPlane.stop();
+}
+
+if (runs("scale")) {
+  const extraFlags = (process.env["BENCH_CONTROLLER_FLAGS"] ?? "").split(" ").filter((f) => f !== "");
+  figures.scale = [];
+  for (const apps of appCounts) {
+    // A control plane of its own: the apps of the size before never load this one.
+    const plane = await startControlPlane({ profile: "api" });
+    try {
+      const scale = await benchScale(plane.kubeconfigPath, apps, 20, undefined, extraFlags);
+      figures.scale.push(scale);
+      console.log(formatScaleTable(scale));
+      console.log(
+        `scale: controller CPU in ${scale.restWindowSeconds} s at rest: ${scale.cpuSecondsAtRest.toFixed(2)} s`,
+      );
+      console.log(
+        `scale: warm restart over ${scale.apps} unchanged apps: all reconciled in ${scale.restart.secondsToAllReconciled.toFixed(1)} s, ${scale.restart.writes} writes (${scale.restart.events} Events)`,
+      );
+    } finally {
+      await plane.stop();
+    }
+  }
 }
 
 // Optional: the chaos runs of `make chaos` (several minutes each), with their reports.

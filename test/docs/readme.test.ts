@@ -329,13 +329,15 @@ describe("README commands", () => {
         apps?: number;
         table?: Record<string, { value?: number; floor?: number; ratio?: number }>;
         restart?: { writes?: number };
-      };
+      }[];
     };
     assert.ok((written.planner?.plansPerSecond ?? 0) > 0);
     assert.ok((written.rollout?.patchToSecondaryMs?.n ?? 0) > 0);
-    assert.equal(written.scale?.apps, 20);
-    const table = written.scale?.table ?? {};
-    assert.ok((table["rssMiBAfterSettling"]?.value ?? 0) > 0 && written.scale?.restart?.writes !== undefined);
+    assert.equal(written.scale?.length, 1);
+    const [scale] = written.scale ?? [];
+    assert.equal(scale?.apps, 20);
+    const table = scale?.table ?? {};
+    assert.ok((table["rssMiBAfterSettling"]?.value ?? 0) > 0 && scale?.restart?.writes !== undefined);
     // The figures with a floor carry it and the ratio to it.
     for (const figure of ["secondsToAllChildren", "writesPerNewApp", "requestsPerApp"]) {
       assert.ok((table[figure]?.floor ?? 0) > 0 && (table[figure]?.ratio ?? 0) > 0, figure);
