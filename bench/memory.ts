@@ -187,7 +187,7 @@ async function measure(kubeconfigPath: string, apps: number, snapshotDir: string
   try {
     await untilReady(controller);
     await createApps(kc, namespace, apps);
-    await untilAllRouted(kc, namespace, apps, 500);
+    await untilAllRouted(kc, namespace, apps);
     await untilWritesSettle(controller);
     await sleep(5000);
     const rssMiB = MiB(await controller.metric("process_resident_memory_bytes"));

@@ -79,8 +79,8 @@ export async function benchScale(
     const requestsBefore = await requests();
     const started = Date.now();
     await createApps(kc, namespace, apps);
-    // Polled once a second: a list of every VirtualService is work for the API server the floor does not have.
-    await untilAllRouted(kc, namespace, apps, 1000);
+    // Watched, not polled: a list of every VirtualService a second is work for the API server the floor does not have.
+    await untilAllRouted(kc, namespace, apps);
     const secondsToAllChildren = (Date.now() - started) / 1000;
     // Let status writes and their watch events settle before measuring silence.
     const settled = await untilWritesSettle(controller);

@@ -90,7 +90,7 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
 
     const created = Date.now();
     await createApps(kc, namespace, apps);
-    await untilAllRouted(kc, namespace, apps, 1000);
+    await untilAllRouted(kc, namespace, apps);
     const secondsToAllChildren = (Date.now() - created) / 1000;
     await sleep(5_000);
     const before = await perReplica(controllers);

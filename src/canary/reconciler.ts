@@ -355,7 +355,8 @@ export class CanaryReconciler {
       if (existing === undefined) await this.create(app, hashed);
       else await this.deps.writer.apply(hashed);
       const action = existing ? "Updated" : "Created";
-      log.info({ kind: child.kind, child: child.metadata.name }, `${action.toLowerCase()} child`);
+      // At info, the one Event per kind of change (logged as it is recorded) names every child.
+      log.debug({ kind: child.kind, child: child.metadata.name }, `${action.toLowerCase()} child`);
       changes.push({ action, kind: child.kind, name: child.metadata.name });
       if (!existing && child.kind === this.deps.workload.kind && child.metadata.name === primaryName) {
         createdPrimary = hashed;
@@ -364,7 +365,7 @@ export class CanaryReconciler {
     for (const ref of desired.remove) {
       if (!childCache(this.deps.caches, ref.kind).get(ref.namespace, ref.name)) continue;
       await this.deps.writer.remove(ref);
-      log.info({ kind: ref.kind, child: ref.name }, "deleted child");
+      log.debug({ kind: ref.kind, child: ref.name }, "deleted child");
       changes.push({ action: "Deleted", kind: ref.kind, name: ref.name });
     }
     return createdPrimary;
