@@ -9,9 +9,7 @@ import { desiredChildren, type ChildObject } from "../resources/children.js";
 import { takeOverRefusal } from "../resources/ownership.js";
 import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
-import { noMeshRouter } from "../router/none.js";
 import type { WorkloadTarget } from "../workload/workload.js";
-import { workloadTargetFor } from "../workload/targets.js";
 import type { RenderedCheck } from "../rollout/checks.js";
 import type { Planning } from "../rollout/planner.js";
 import { startPlan } from "../rollout/planner.js";
@@ -22,6 +20,7 @@ import type { ReconcileFailure } from "../notify/outbox.js";
 import { withNotices } from "../notify/outbox.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
 import type { AnalysisRuns } from "./analysis-runs.js";
+import { appPorts } from "./app-ports.js";
 import { childEvents, type ChildChange } from "./child-events.js";
 import { observe } from "./observe.js";
 import { stale, toTell, told, withTransition } from "./told-events.js";
@@ -102,21 +101,17 @@ class ChildNotOwnedError extends Error {
 export class CanaryReconciler {
   constructor(private readonly deps: ReconcilerDeps) {}
 
-  /** The app's traffic router: the mesh's, or none (`spec.mesh: none`, ADR 0014). */
-  private routerOf(app: CanaryApp): TrafficRouter {
-    return app.spec.mesh === "none" ? noMeshRouter : this.deps.router;
-  }
-
   async reconcile(key: string): Promise<ReconcileResult> {
     const app = this.read(key);
     if (app === undefined) return {};
     const log = this.deps.log.child({ canaryapp: key, generation: app.metadata.generation });
     const now = new Date(this.deps.clock.now());
     const refused = this.deps.vetPrometheus?.(app);
+    const ports = appPorts(app, this.deps);
     const planning = startPlan({
       app,
       observed: {
-        ...observe(app, this.deps.caches, this.routerOf(app), workloadTargetFor(app, this.deps.workload)),
+        ...observe(app, this.deps.caches, ports.router, ports.workload),
         ...(refused && { analysisRefused: refused }),
       },
       now,
@@ -345,7 +340,8 @@ export class CanaryReconciler {
     log: Logger,
     changes: ChildChange[],
   ): Promise<unknown> {
-    const desired = desiredChildren(app, spec, result, this.routerOf(app), workloadTargetFor(app, this.deps.workload));
+    const { router, workload } = appPorts(app, this.deps);
+    const desired = desiredChildren(app, spec, result, router, workload);
     const primaryName = childNames(appRef(app).name).primary;
     let createdPrimary: unknown;
     for (const child of desired.apply) {
