@@ -12,7 +12,7 @@ import type {
   WebhookSpec,
   WorkloadSpec,
 } from "./types.js";
-import { batchWeightSequence } from "../rollout/batches.js";
+import { batchWeightSequence } from "./batch-sizes.js";
 
 /** The spec with every default filled: what the controller reasons about. Mirrors the CRD's schema defaults. */
 export interface ResolvedSpec {

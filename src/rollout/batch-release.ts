@@ -10,7 +10,8 @@ import { annotateCommand, consume, consumed, emit } from "./context.js";
 import { isTesting } from "./decisions.js";
 import { runsSubject, wasSecondaryReady } from "./facts.js";
 import { revisionOf } from "./revision.js";
-import { batchComplete, batchPlanReplicas, batchReplicas, pausesAfter, replicaShare } from "./batches.js";
+import { batchReplicas } from "../api/batch-sizes.js";
+import { batchComplete, batchPlanReplicas, pausesAfter, replicaShare } from "./batches.js";
 import { showsRevision } from "./observation.js";
 import { deployedImage, testedTemplate } from "./subject.js";
 

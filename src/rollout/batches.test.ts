@@ -2,16 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import type { BatchPause, CanaryStage } from "../api/types.js";
-import {
-  batchComplete,
-  batchPlanReplicas,
-  batchReplicas,
-  batchSurge,
-  batchWeightSequence,
-  oldReplicas,
-  pausesAfter,
-  replicaShare,
-} from "./batches.js";
+import { batchReplicas, batchWeightSequence } from "../api/batch-sizes.js";
+import { batchComplete, batchPlanReplicas, batchSurge, oldReplicas, pausesAfter, replicaShare } from "./batches.js";
 
 const sequence = (total: number, count: number): number[] =>
   Array.from({ length: count }, (_, i) => batchReplicas(total, count, i + 1));

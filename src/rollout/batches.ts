@@ -2,7 +2,7 @@
  * Batch releases (spec.strategy.type: batches, ADR 0014): the replica arithmetic and the decisions that are
  * particular to them, one function per question:
  *
- * - how many new pods does batch N run?            {@link batchReplicas}
+ * - how many new pods does batch N run?            `batchReplicas` (api/batch-sizes.ts: the spec's meaning)
  * - how many old pods are left?                    {@link oldReplicas}
  * - how many pods may run beyond `replicas`?       {@link batchSurge}
  * - what does each Deployment run now?             {@link batchPlanReplicas}
@@ -14,22 +14,8 @@
  * `s + 1`. Everything else (analysis per step, rollback, promotion after the last step) is the planner's
  * usual decisions (decisions.ts). Pure: imports nothing that does I/O.
  */
+import { batchReplicas, batchStepSize } from "../api/batch-sizes.js";
 import type { BatchPause, BatchState, BatchStatus, CanaryStage, CanaryState } from "../api/types.js";
-
-/**
- * The new version's replicas in batch `batch` (1-based) of `count`, for an app of `total` replicas:
- * `1 + (batch − 1) × round(total / count)`, at least 1, the last batch all of them, never more than `total`.
- */
-export function batchReplicas(total: number, count: number, batch: number): number {
-  if (total <= 0) return 0;
-  if (batch >= count) return total;
-  return Math.min(total, Math.max(1, 1 + (Math.max(1, batch) - 1) * batchStepSize(total, count)));
-}
-
-/** The replicas one batch adds (`round(total / count)`, at least 1): also the pace of the hand-over. */
-export function batchStepSize(total: number, count: number): number {
-  return Math.max(1, Math.round(total / Math.max(1, count)));
-}
 
 /**
  * The most pods a batch release runs beyond `total` while it moves forward: the largest growth from one
@@ -51,15 +37,6 @@ export function batchSurge(total: number, count: number): number {
 /** The old version's replicas while the new one has `newAvailable` pods available: never below 0. */
 export function oldReplicas(total: number, newAvailable: number): number {
   return Math.max(0, total - Math.max(0, newAvailable));
-}
-
-/** The secondary's share of the replicas at each batch, in whole percents: the weight sequence of a batch release. */
-export function batchWeightSequence(total: number, count: number): number[] {
-  const weights: number[] = [];
-  for (let batch = 1; batch <= count; batch++) {
-    weights.push(total > 0 ? Math.round((100 * batchReplicas(total, count, batch)) / total) : 0);
-  }
-  return weights;
 }
 
 /**
