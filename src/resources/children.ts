@@ -94,13 +94,16 @@ function sharedChildren(
   const portsDiffer =
     plan.secondary !== null && templates !== undefined && templates.secondary.imageListenPort !== primaryPort;
   const targetPort = portsDiffer ? "http" : primaryPort;
-  const primarySelector = workload.podSelector(app, spec, "primary", wants);
+  const selectors = {
+    primary: workload.podSelector(app, spec, "primary", wants),
+    secondary: workload.podSelector(app, spec, "secondary", wants),
+  };
   return {
     apply: [
-      buildTrackService(app, spec, "primary", targetPort, primarySelector),
-      buildTrackService(app, spec, "secondary", targetPort, workload.podSelector(app, spec, "secondary", wants)),
-      ...router.desired(app, spec, plan.weights),
-      buildService(app, spec, targetPort, primarySelector),
+      buildTrackService(app, spec, "primary", targetPort, selectors.primary),
+      buildTrackService(app, spec, "secondary", targetPort, selectors.secondary),
+      ...router.desired(app, spec, plan.weights, selectors),
+      buildService(app, spec, targetPort, selectors.primary),
       workload.desired(app, spec, wants),
     ],
     remove: [],

@@ -8,7 +8,7 @@ import { appRef, childMeta, childNames, serviceFqdn, trackServiceName } from "..
 import type { CanaryApp, Track } from "../api/types.js";
 import { LABELS } from "../api/types.js";
 import type { Weights } from "../rollout/types.js";
-import type { TrafficRouter } from "./router.js";
+import type { TrackSelectors, TrafficRouter } from "./router.js";
 
 export const ISTIO_NETWORKING = { group: "networking.istio.io", version: "v1" } as const;
 const ISTIO_API_VERSION = `${ISTIO_NETWORKING.group}/${ISTIO_NETWORKING.version}`;
@@ -36,13 +36,15 @@ export interface VirtualServiceObject {
 }
 
 /**
- * Subsets select pods by the controller's track label, which users cannot set (the CRD forbids it). The
- * canary route no longer uses them (it routes to the per-track Services, ADR 0010); they stay for routes of
- * the user's own that name `subset: primary` on the app's host.
+ * Subsets select pods by the controller's track label, which users cannot set (the CRD forbids it), or by
+ * `selectors` where the workload tells its tracks apart otherwise (a StatefulSet's pods carry their
+ * revision, not a track: ADR 0015) — the labels the per-track Services select by. The canary route no
+ * longer uses them (it routes to the per-track Services, ADR 0010); they stay for routes of the user's own
+ * that name `subset: primary` on the app's host.
  */
-export function buildDestinationRule(app: CanaryApp): DestinationRuleObject {
+export function buildDestinationRule(app: CanaryApp, selectors?: TrackSelectors): DestinationRuleObject {
   const { name, namespace } = appRef(app);
-  const subset = (track: Track) => ({ name: track, labels: { [LABELS.track]: track } });
+  const subset = (track: Track) => ({ name: track, labels: selectors?.[track] ?? { [LABELS.track]: track } });
   return {
     apiVersion: ISTIO_API_VERSION,
     kind: "DestinationRule",
@@ -124,6 +126,9 @@ export function readIstioWeights(virtualService: unknown): Weights | null {
 
 export const istioRouter: TrafficRouter = {
   kind: "VirtualService",
-  desired: (app, spec, weights) => [buildDestinationRule(app), buildVirtualService(app, spec, weights)],
+  desired: (app, spec, weights, selectors) => [
+    buildDestinationRule(app, selectors),
+    buildVirtualService(app, spec, weights),
+  ],
   routedWeights: readIstioWeights,
 };

@@ -1,6 +1,9 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp, Track } from "../api/types.js";
 import type { Weights, WorkloadObservation } from "../rollout/types.js";
+
+/** The labels that select each track's pods. */
+export type TrackSelectors = Record<Track, Record<string, string>>;
 
 /** A Kubernetes object as the router hands it to the reconciler for server-side apply. */
 export interface RoutingObject {
@@ -16,8 +19,12 @@ export interface RoutingObject {
 export interface TrafficRouter {
   /** The kind of the object that carries the split, read back by `routedWeights`. */
   readonly kind: string;
-  /** The objects that route this app's traffic with these weights. */
-  desired(app: CanaryApp, spec: ResolvedSpec, weights: Weights): RoutingObject[];
+  /**
+   * The objects that route this app's traffic with these weights. `selectors`: the labels of each track's
+   * pods, when the workload tells the tracks apart otherwise than by the track label (a StatefulSet: by
+   * revision).
+   */
+  desired(app: CanaryApp, spec: ResolvedSpec, weights: Weights, selectors?: TrackSelectors): RoutingObject[];
   /** The weights the routing object actually carries, or null when it is missing or not ours to read. */
   routedWeights(routingObject: unknown): Weights | null;
   /**

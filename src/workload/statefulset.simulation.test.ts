@@ -15,6 +15,7 @@ import type { CanaryApp, MetricResult } from "../api/types.js";
 import { ANNOTATIONS, REVISION_LABEL } from "../api/types.js";
 import { observePods } from "../canary/observe.js";
 import { desiredChildren } from "../resources/children.js";
+import type { DestinationRuleObject } from "../router/istio.js";
 import type { ServiceObject } from "../resources/service.js";
 import { analysisChecks } from "../rollout/checks.js";
 import { at } from "../rollout/fixtures.test-helpers.js";
@@ -185,6 +186,15 @@ class World {
     for (const child of children.apply) {
       if (child.kind === "StatefulSet") this.sts.apply(child as StatefulSetObject);
       if (child.kind === "Service") this.services.set(child.metadata.name, child as ServiceObject);
+    }
+    // A user's route naming `subset: primary|secondary` reaches the same pods as the per-track Services.
+    const rule = children.apply.find((c) => c.kind === "DestinationRule") as DestinationRuleObject | undefined;
+    for (const track of ["primary", "secondary"] as const) {
+      assert.deepEqual(
+        rule?.spec.subsets.find((s) => s.name === track)?.labels,
+        this.services.get(`${this.app.metadata.name ?? ""}-${track}`)?.spec.selector,
+        `the DestinationRule's ${track} subset selects the ${track} Service's pods`,
+      );
     }
     this.route = { ...result.weights };
     if (result.removeAnnotations.length > 0) {
