@@ -26,6 +26,8 @@ export interface FloorResult {
   writesPerApp: number;
   /** Requests per app beyond its create (every one a write: the floor reads nothing). */
   requestsPerApp: number;
+  /** The script's CPU per app (milliseconds), its creates included. */
+  cpuMsPerApp: number;
 }
 
 /**
@@ -58,6 +60,7 @@ export async function benchFloor(
   };
 
   const started = Date.now();
+  const cpuAtStart = process.cpuUsage();
   let next = 0;
   const lane = async (): Promise<void> => {
     for (let i = next++; i < apps; i = next++) await converge(i);
@@ -68,6 +71,12 @@ export async function benchFloor(
     await api.close();
   }
   const secondsToAllChildren = (Date.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuAtStart);
   // The creates go through the test client, not `api`: every request counted is the floor's own work.
-  return { secondsToAllChildren, writesPerApp: writes / apps, requestsPerApp: requests / apps };
+  return {
+    secondsToAllChildren,
+    writesPerApp: writes / apps,
+    requestsPerApp: requests / apps,
+    cpuMsPerApp: Math.round((cpu.user + cpu.system) / 100 / apps) / 10,
+  };
 }
