@@ -91,7 +91,7 @@ if (runs("scale")) {
       figures.scale.push(scale);
       console.log(formatScaleTable(scale));
       console.log(
-        `scale: CPU per new app: controller ${scale.cpuMsPerApp} ms, floor script ${scale.floor.cpuMsPerApp} ms; controller CPU in ${scale.restWindowSeconds} s at rest: ${scale.cpuSecondsAtRest.toFixed(2)} s`,
+        `scale: CPU per new app: controller ${scale.cpuMsPerApp} ms (${scale.reconcilesPerApp} reconciles), floor script ${scale.floor.cpuMsPerApp} ms; controller CPU in ${scale.restWindowSeconds} s at rest: ${scale.cpuSecondsAtRest.toFixed(2)} s`,
       );
       console.log(
         `scale: warm restart over ${scale.apps} unchanged apps: all reconciled in ${scale.restart.secondsToAllReconciled.toFixed(1)} s, ${scale.restart.writes} writes (${scale.restart.events} Events)`,

@@ -42,6 +42,8 @@ export interface ScaleResult {
    * it shares with the API server, time it takes from the API server.
    */
   cpuMsPerApp: number;
+  /** Reconciles per app from the first create until the writes settled (each change to an app or a child queues one). */
+  reconcilesPerApp: number;
   floor: FloorResult;
   /** A second controller started over the same, unchanged apps (a warm restart). */
   restart: { secondsToFirstReconcile: number; secondsToAllReconciled: number; writes: number; events: number };
@@ -83,6 +85,8 @@ export async function benchScale(
     await untilReady(controller);
     const requestsBefore = await requests();
     const cpuAtStart = await controller.metric("process_cpu_seconds_total");
+    const reconciles = () => controller.metric("canaryapp_reconcile_duration_seconds_count");
+    const reconcilesAtStart = await reconciles();
     const started = Date.now();
     await createApps(kc, namespace, apps);
     // Watched, not polled: a list of every VirtualService a second is work for the API server the floor does not have.
@@ -94,6 +98,7 @@ export async function benchScale(
     const byVerb = await writesByVerb(controller);
     const cpuBefore = await controller.metric("process_cpu_seconds_total");
     const cpuMsPerApp = round(((cpuBefore - cpuAtStart) * 1000) / apps);
+    const reconcilesPerApp = round(((await reconciles()) - reconcilesAtStart) / apps);
     await sleep(restWindowSeconds * 1000);
     const requestsAtRest = (await requests()) - requestsSettled;
     const rssMiB = Math.round((await controller.metric("process_resident_memory_bytes")) / 2 ** 20);
@@ -124,6 +129,7 @@ export async function benchScale(
       restWindowSeconds,
       cpuSecondsAtRest,
       cpuMsPerApp,
+      reconcilesPerApp,
       floor,
       restart,
     };
