@@ -10,11 +10,11 @@ import type { Config } from "./config.js";
 import { Controller, type Health } from "./controller/controller.js";
 import type { Informer, ObjectWithMeta } from "./controller/informer.js";
 import { createInformer } from "./controller/informer.js";
-import { keyFromLabel, objectKey } from "./controller/keys.js";
+import { keyFromLabel, objectKey, splitKey } from "./controller/keys.js";
 import type { StopReason } from "./controller/leader-election.js";
 import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
-import { Fence } from "./controller/fence.js";
 import { ShardElector } from "./controller/shard-election.js";
+import { ShardWork } from "./controller/shard-work.js";
 import { fencedEvents, fencedWriter } from "./canary/fenced.js";
 import type { ClusterWriter, EventSink } from "./canary/ports.js";
 import type { WriteObserver } from "./kube/cluster.js";
@@ -111,7 +111,8 @@ export function startController({
   });
   const wrote: WriteObserver = (kind, verb) => observer.wrote(kind, verb);
   const sharded = config.leaderElection.enabled && config.shards > 1;
-  // Sharded (ADR 0016): every replica works, on the apps of the shares it holds a Lease for.
+  // Sharded (ADR 0016): every replica works, on the apps of the shares it holds a Lease for. The controller
+  // exists by the time the first round ends.
   const shards = sharded
     ? new ShardElector({
         namespace: config.leaderElection.namespace,
@@ -121,25 +122,24 @@ export function startController({
         client: leaseClientFor(api),
         log,
         clock,
-        // The controller exists by the time the first round ends.
-        onGained: (share) => {
-          for (const key of appsOfShare(share)) controller.queue.add(key);
-        },
-        onLost: (share) => {
-          for (const key of appsOfShare(share)) {
-            controller.queue.remove(key);
-            const [namespace = "", name = ""] = key.split("/");
-            observer.appRemoved(namespace, name);
-          }
-        },
+        onGained: (share) => work?.gained(share),
+        onLost: (share) => work?.lost(share),
       })
     : undefined;
-  const fence = shards ? new Fence({ shares: config.shards, termOf: (share) => shards.term(share) }) : undefined;
-  const appsOfShare = (share: number): string[] =>
-    caches.canaryApps
-      .list()
-      .map((app) => objectKey(app))
-      .filter((key): key is string => key !== undefined && fence?.shareOf(key) === share);
+  const work = shards
+    ? new ShardWork({
+        shares: config.shards,
+        termOf: (share) => shards.term(share),
+        queue: { add: (key) => controller.queue.add(key), remove: (key) => controller.queue.remove(key) },
+        appKeys: () => caches.canaryApps.list().flatMap((app) => objectKey(app) ?? []),
+        dropped: (key) => {
+          const { namespace, name } = splitKey(key);
+          observer.appRemoved(namespace, name);
+        },
+        log: log.child({ component: "shards" }),
+      })
+    : undefined;
+  const fence = work?.fence;
   let writer: ClusterWriter = clusterWriter(
     api,
     wrote,
@@ -214,13 +214,15 @@ export function startController({
     ...(metrics ? { hooks: metrics.controllerHooks() } : {}),
   });
   metrics?.setQueueDepthSource(() => controller.queue.len());
-  // Sharded, the caches still hold every app (a replica takes over a share without a cold start) but only
-  // the apps of held shares are queued.
+  // Sharded, only the apps of held shares are queued; the others' events are for the replicas holding them
+  // (or, for a share of this replica not usable now, remembered until it is: ShardWork).
   const owned =
     <T>(keyOf: (obj: T) => string | undefined) =>
     (obj: T): string | undefined => {
       const key = keyOf(obj);
-      return key !== undefined && (fence === undefined || fence.owns(key)) ? key : undefined;
+      if (key === undefined || work === undefined) return key;
+      work.offer(key);
+      return undefined;
     };
   controller.watch(caches.canaryApps, owned(objectKey));
   for (const child of caches.children.values()) controller.watch(child, owned(keyFromLabel(LABELS.app)));
@@ -231,7 +233,8 @@ export function startController({
   const requeueUsers = (secret: Parameters<typeof appsUsingSecret>[1]): void => {
     const namespace = secret.metadata?.namespace;
     for (const key of appsUsingSecret(caches.canaryApps.list(namespace), secret)) {
-      if (fence === undefined || fence.owns(key)) controller.queue.add(key);
+      if (work === undefined) controller.queue.add(key);
+      else work.offer(key);
     }
   };
   secrets.onAdd(requeueUsers);
