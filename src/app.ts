@@ -83,7 +83,14 @@ export function startController({
   const api = KubeRest.connect(config.kubeconfig, undefined, {
     ...(metrics !== undefined && { onRequest: () => metrics.countApiRequest() }),
   });
-  const informer = <T extends ObjectWithMeta>(kind: KindInfo<T>, labelSelector?: string): Informer<T> =>
+  const sharded = config.leaderElection.enabled && config.shards > 1;
+  // Sharded, each cache keeps only the objects of the apps in the shares this replica holds (ADR 0016):
+  // `keyOf` names the app an object belongs to. The ShardWork exists by the time the informers start.
+  const informer = <T extends ObjectWithMeta>(
+    kind: KindInfo<T>,
+    keyOf: (obj: T) => string | undefined,
+    labelSelector?: string,
+  ): Informer<T> =>
     createInformer<T>({
       type: kind,
       namespaces: config.namespaces,
@@ -92,16 +99,24 @@ export function startController({
       watcher: api,
       log: log.child({ informer: kind.plural }),
       ...(kind.trim !== undefined ? { transform: kind.trim } : {}),
+      ...(sharded ? { keep: (obj: T) => work?.keepsKey(keyOf(obj)) ?? false } : {}),
     });
+  const appOfChild = keyFromLabel(LABELS.app);
 
   const caches = {
-    canaryApps: informer(CANARY_APPS),
-    children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, CHILD_SELECTOR)])),
+    canaryApps: informer(CANARY_APPS, objectKey),
+    children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, appOfChild, CHILD_SELECTOR)])),
     // Only the secondaries' pods: the digest under test is read from them (ADR 0011).
-    secondaryPods: informer(PODS, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
+    secondaryPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
     // A StatefulSet's pods, which carry their revision instead of a track (ADR 0015).
-    statefulSetPods: informer(PODS, `${CHILD_SELECTOR},${REVISION_LABEL}`),
+    statefulSetPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${REVISION_LABEL}`),
   };
+  const shardCaches: Informer<unknown>[] = [
+    caches.canaryApps,
+    ...caches.children.values(),
+    caches.secondaryPods,
+    caches.statefulSetPods,
+  ];
   // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
   const secrets = credentialSecretsInformer(api, api, config.namespaces, log.child({ informer: "secrets" }));
   const access = prometheusAccess({
@@ -110,7 +125,6 @@ export function startController({
     secrets,
   });
   const wrote: WriteObserver = (kind, verb) => observer.wrote(kind, verb);
-  const sharded = config.leaderElection.enabled && config.shards > 1;
   // Sharded (ADR 0016): every replica works, on the apps of the shares it holds a Lease for. The controller
   // exists by the time the first round ends.
   const shards = sharded
@@ -132,6 +146,10 @@ export function startController({
         termOf: (share) => shards.term(share),
         queue: { add: (key) => controller.queue.add(key), remove: (key) => controller.queue.remove(key) },
         appKeys: () => caches.canaryApps.list().flatMap((app) => objectKey(app) ?? []),
+        caches: shardCaches.map((cache) => ({
+          resync: () => cache.resync?.() ?? Promise.resolve(),
+          prune: () => cache.prune?.(),
+        })),
         dropped: (key) => {
           const { namespace, name } = splitKey(key);
           observer.appRemoved(namespace, name);
@@ -214,6 +232,12 @@ export function startController({
     ...(metrics ? { hooks: metrics.controllerHooks() } : {}),
   });
   metrics?.setQueueDepthSource(() => controller.queue.len());
+  metrics?.setCacheSource(() => ({
+    canaryapps: caches.canaryApps.list().length,
+    ...Object.fromEntries([...caches.children].map(([kind, cache]) => [kind.toLowerCase(), cache.list().length])),
+    "secondary-pods": caches.secondaryPods.list().length,
+    "statefulset-pods": caches.statefulSetPods.list().length,
+  }));
   // Sharded, only the apps of held shares are queued; the others' events are for the replicas holding them
   // (or, for a share of this replica not usable now, remembered until it is: ShardWork).
   const owned =
