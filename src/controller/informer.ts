@@ -572,7 +572,7 @@ export class MultiNamespaceInformer<T> implements Informer<T> {
   }
 
   async resync(): Promise<void> {
-    await Promise.all([...this.byNamespace.values()].map((i) => i.resync?.()));
+    await Promise.all([...this.byNamespace.values()].map((i) => i.resync?.() ?? Promise.resolve()));
   }
 
   prune(): void {
