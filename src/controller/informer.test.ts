@@ -571,3 +571,43 @@ describe("ListWatchInformer with keep (a cache of some objects only)", () => {
     await h.informer.resync();
   });
 });
+
+describe("createInformer with keep over some namespaces", () => {
+  test("resync lists every namespace again and prune narrows every one", async () => {
+    let wanted = "x";
+    let lists = 0;
+    const informer = createInformer<Obj>({
+      type: { group: "apps", version: "v1", plural: "deployments" },
+      namespaces: ["a", "b"],
+      list: ({ namespace }) => {
+        lists++;
+        return Promise.resolve({
+          metadata: { resourceVersion: "1" },
+          items: [obj("x", "1", undefined, namespace), obj("y", "1", undefined, namespace)],
+        });
+      },
+      watcher: new FakeWatcher(),
+      log: pino({ level: "silent" }),
+      clock: new FakeClock(),
+      keep: (o) => o.metadata.name === wanted || o.metadata.name === "x",
+    });
+    informer.start();
+    await flush();
+    assert.equal(lists, 2);
+    assert.deepEqual(
+      informer
+        .list()
+        .map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
+        .sort(),
+      ["a/x", "b/x"],
+    );
+    wanted = "y";
+    await informer.resync?.();
+    assert.equal(lists, 4);
+    assert.equal(informer.list().length, 4);
+    wanted = "x";
+    informer.prune?.();
+    assert.equal(informer.list().length, 2);
+    await informer.stop();
+  });
+});
