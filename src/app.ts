@@ -244,9 +244,7 @@ export function startController({
     <T>(keyOf: (obj: T) => string | undefined) =>
     (obj: T): string | undefined => {
       const key = keyOf(obj);
-      if (key === undefined || work === undefined) return key;
-      work.offer(key);
-      return undefined;
+      return key !== undefined && (work === undefined || work.accepts(key)) ? key : undefined;
     };
   controller.watch(caches.canaryApps, owned(objectKey));
   for (const child of caches.children.values()) controller.watch(child, owned(keyFromLabel(LABELS.app)));

@@ -86,10 +86,7 @@ function world(ids: string[], names: string[], filtered = false) {
       log,
     });
     late.work = work;
-    controller.watch(apps, (a) => {
-      work.offer(keyOf(a));
-      return undefined;
-    });
+    controller.watch(apps, (a) => (work.accepts(keyOf(a)) ? keyOf(a) : undefined));
     return { id, apps, elector, controller, reconciled, dropped, state, running: controller.run() };
   });
   /** `n` rounds of every replica, 2 s apart, letting the workers run after each. */

@@ -87,8 +87,17 @@ export class ShardWork {
 
   /** An event for `key`: queued when its share is held, remembered when it is this replica's but not usable. */
   offer(key: string): void {
-    if (this.fence.owns(key)) this.options.queue.add(key);
-    else this.remember(key, this.fence.shareOf(key));
+    if (this.accepts(key)) this.options.queue.add(key);
+  }
+
+  /**
+   * Whether an event for `key` is to be queued now (its share is held and usable); if not and the share is
+   * this replica's all the same, the key is remembered and queued once it is usable. For key functions.
+   */
+  accepts(key: string): boolean {
+    if (this.fence.owns(key)) return true;
+    this.remember(key, this.fence.shareOf(key));
+    return false;
   }
 
   /** This replica now holds `share` (a new term): load its objects, then queue its apps. */
