@@ -24,7 +24,16 @@ export interface ShardsResult {
   leaseWritesPerSecondAtRest: number;
   /** Seconds from the first create to every app's VirtualService. */
   secondsToAllChildren: number;
-  perReplica: { identity: string; shares: number; apps: number; writes: number; rssMiB: number }[];
+  perReplica: {
+    identity: string;
+    shares: number;
+    apps: number;
+    /** CanaryApps in its cache, and all objects in its caches (ADR 0016: only those of its shares). */
+    cachedApps: number;
+    cachedObjects: number;
+    writes: number;
+    rssMiB: number;
+  }[];
   /** From the SIGKILL until the survivors hold every share of the killed replica. */
   takeoverMs: number;
   /** From the SIGKILL until the survivors' shares cover every app again. */
@@ -37,6 +46,8 @@ async function perReplica(controllers: ControllerProcess[]): Promise<ShardsResul
       identity: c.identity,
       shares: await c.metric("canaryapp_shards_held"),
       apps: await c.metric("canaryapp_shard_apps"),
+      cachedApps: await c.metric('canaryapp_cached_objects{cache="canaryapps"}'),
+      cachedObjects: await c.metric("canaryapp_cached_objects"),
       writes: await c.metric("canaryapp_api_writes_total"),
       rssMiB: Math.round((await c.metric("process_resident_memory_bytes")) / 2 ** 20),
     })),
@@ -73,7 +84,7 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
     while ((await shareHolders()).some((h) => h === undefined)) await sleep(250);
 
     // At rest: every Lease write changes its resourceVersion; polled twice a second, none is missed (each
-    // Lease is written at most every 4 s).
+    // Lease is written at most every 6 s).
     const windowMs = 20_000;
     const seen = new Set<string>();
     const sample = async () => {
@@ -136,7 +147,8 @@ export function formatShards(r: ShardsResult): string[] {
     `shards: ${r.replicas} replicas, ${r.shares} shares: ${r.leaseWritesPerSecondAtRest} Lease writes/s at rest (all replicas)`,
     `shards: ${r.apps} CanaryApps → all children in ${r.secondsToAllChildren.toFixed(1)} s`,
     ...r.perReplica.map(
-      (p) => `shards: ${p.identity}: ${p.shares} shares, ${p.apps} apps, ${p.writes} writes, rss ${p.rssMiB} MiB`,
+      (p) =>
+        `shards: ${p.identity}: ${p.shares} shares, ${p.apps} apps (cached ${p.cachedApps} apps, ${p.cachedObjects} objects), ${p.writes} writes, rss ${p.rssMiB} MiB`,
     ),
     `shards: a replica SIGKILLed: its shares held by the others after ${(r.takeoverMs / 1000).toFixed(1)} s, all apps covered after ${(r.appsCoveredAgainMs / 1000).toFixed(1)} s`,
   ];

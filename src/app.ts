@@ -10,11 +10,11 @@ import type { Config } from "./config.js";
 import { Controller, type Health } from "./controller/controller.js";
 import type { Informer, ObjectWithMeta } from "./controller/informer.js";
 import { createInformer } from "./controller/informer.js";
-import { keyFromLabel, objectKey } from "./controller/keys.js";
+import { keyFromLabel, objectKey, splitKey } from "./controller/keys.js";
 import type { StopReason } from "./controller/leader-election.js";
 import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
-import { Fence } from "./controller/fence.js";
 import { ShardElector } from "./controller/shard-election.js";
+import { ShardWork } from "./controller/shard-work.js";
 import { fencedEvents, fencedWriter } from "./canary/fenced.js";
 import type { ClusterWriter, EventSink } from "./canary/ports.js";
 import type { WriteObserver } from "./kube/cluster.js";
@@ -83,7 +83,14 @@ export function startController({
   const api = KubeRest.connect(config.kubeconfig, undefined, {
     ...(metrics !== undefined && { onRequest: () => metrics.countApiRequest() }),
   });
-  const informer = <T extends ObjectWithMeta>(kind: KindInfo<T>, labelSelector?: string): Informer<T> =>
+  const sharded = config.leaderElection.enabled && config.shards > 1;
+  // Sharded, each cache keeps only the objects of the apps in the shares this replica holds (ADR 0016):
+  // `keyOf` names the app an object belongs to. The ShardWork exists by the time the informers start.
+  const informer = <T extends ObjectWithMeta>(
+    kind: KindInfo<T>,
+    keyOf: (obj: T) => string | undefined,
+    labelSelector?: string,
+  ): Informer<T> =>
     createInformer<T>({
       type: kind,
       namespaces: config.namespaces,
@@ -92,16 +99,24 @@ export function startController({
       watcher: api,
       log: log.child({ informer: kind.plural }),
       ...(kind.trim !== undefined ? { transform: kind.trim } : {}),
+      ...(sharded ? { keep: (obj: T) => work?.keepsKey(keyOf(obj)) ?? false } : {}),
     });
+  const appOfChild = keyFromLabel(LABELS.app);
 
   const caches = {
-    canaryApps: informer(CANARY_APPS),
-    children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, CHILD_SELECTOR)])),
+    canaryApps: informer(CANARY_APPS, objectKey),
+    children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, appOfChild, CHILD_SELECTOR)])),
     // Only the secondaries' pods: the digest under test is read from them (ADR 0011).
-    secondaryPods: informer(PODS, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
+    secondaryPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
     // A StatefulSet's pods, which carry their revision instead of a track (ADR 0015).
-    statefulSetPods: informer(PODS, `${CHILD_SELECTOR},${REVISION_LABEL}`),
+    statefulSetPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${REVISION_LABEL}`),
   };
+  const shardCaches: Informer<unknown>[] = [
+    caches.canaryApps,
+    ...caches.children.values(),
+    caches.secondaryPods,
+    caches.statefulSetPods,
+  ];
   // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
   const secrets = credentialSecretsInformer(api, api, config.namespaces, log.child({ informer: "secrets" }));
   const access = prometheusAccess({
@@ -110,8 +125,8 @@ export function startController({
     secrets,
   });
   const wrote: WriteObserver = (kind, verb) => observer.wrote(kind, verb);
-  const sharded = config.leaderElection.enabled && config.shards > 1;
-  // Sharded (ADR 0016): every replica works, on the apps of the shares it holds a Lease for.
+  // Sharded (ADR 0016): every replica works, on the apps of the shares it holds a Lease for. The controller
+  // exists by the time the first round ends.
   const shards = sharded
     ? new ShardElector({
         namespace: config.leaderElection.namespace,
@@ -121,25 +136,28 @@ export function startController({
         client: leaseClientFor(api),
         log,
         clock,
-        // The controller exists by the time the first round ends.
-        onGained: (share) => {
-          for (const key of appsOfShare(share)) controller.queue.add(key);
-        },
-        onLost: (share) => {
-          for (const key of appsOfShare(share)) {
-            controller.queue.remove(key);
-            const [namespace = "", name = ""] = key.split("/");
-            observer.appRemoved(namespace, name);
-          }
-        },
+        onGained: (share) => work?.gained(share),
+        onLost: (share) => work?.lost(share),
       })
     : undefined;
-  const fence = shards ? new Fence({ shares: config.shards, termOf: (share) => shards.term(share) }) : undefined;
-  const appsOfShare = (share: number): string[] =>
-    caches.canaryApps
-      .list()
-      .map((app) => objectKey(app))
-      .filter((key): key is string => key !== undefined && fence?.shareOf(key) === share);
+  const work = shards
+    ? new ShardWork({
+        shares: config.shards,
+        termOf: (share) => shards.term(share),
+        queue: { add: (key) => controller.queue.add(key), remove: (key) => controller.queue.remove(key) },
+        appKeys: () => caches.canaryApps.list().flatMap((app) => objectKey(app) ?? []),
+        caches: shardCaches.map((cache) => ({
+          resync: () => cache.resync?.() ?? Promise.resolve(),
+          prune: () => cache.prune?.(),
+        })),
+        dropped: (key) => {
+          const { namespace, name } = splitKey(key);
+          observer.appRemoved(namespace, name);
+        },
+        log: log.child({ component: "shards" }),
+      })
+    : undefined;
+  const fence = work?.fence;
   let writer: ClusterWriter = clusterWriter(
     api,
     wrote,
@@ -214,13 +232,19 @@ export function startController({
     ...(metrics ? { hooks: metrics.controllerHooks() } : {}),
   });
   metrics?.setQueueDepthSource(() => controller.queue.len());
-  // Sharded, the caches still hold every app (a replica takes over a share without a cold start) but only
-  // the apps of held shares are queued.
+  metrics?.setCacheSource(() => ({
+    canaryapps: caches.canaryApps.list().length,
+    ...Object.fromEntries([...caches.children].map(([kind, cache]) => [kind.toLowerCase(), cache.list().length])),
+    "secondary-pods": caches.secondaryPods.list().length,
+    "statefulset-pods": caches.statefulSetPods.list().length,
+  }));
+  // Sharded, only the apps of held shares are queued; the others' events are for the replicas holding them
+  // (or, for a share of this replica not usable now, remembered until it is: ShardWork).
   const owned =
     <T>(keyOf: (obj: T) => string | undefined) =>
     (obj: T): string | undefined => {
       const key = keyOf(obj);
-      return key !== undefined && (fence === undefined || fence.owns(key)) ? key : undefined;
+      return key !== undefined && (work === undefined || work.accepts(key)) ? key : undefined;
     };
   controller.watch(caches.canaryApps, owned(objectKey));
   for (const child of caches.children.values()) controller.watch(child, owned(keyFromLabel(LABELS.app)));
@@ -231,7 +255,8 @@ export function startController({
   const requeueUsers = (secret: Parameters<typeof appsUsingSecret>[1]): void => {
     const namespace = secret.metadata?.namespace;
     for (const key of appsUsingSecret(caches.canaryApps.list(namespace), secret)) {
-      if (fence === undefined || fence.owns(key)) controller.queue.add(key);
+      if (work === undefined) controller.queue.add(key);
+      else work.offer(key);
     }
   };
   secrets.onAdd(requeueUsers);

@@ -2,10 +2,20 @@ import type { Informer, ObjectWithMeta } from "./informer.js";
 
 /**
  * An in-memory {@link Informer} for tests: `set` and `remove` change the cache and fire the handlers as
- * watch events would; `hasSynced` is whatever the test says (default: synced once started).
+ * watch events would; `hasSynced` is whatever the test says (default: synced once started). With `keep`,
+ * it caches only what `keep` admits, as a ListWatchInformer with `keep` does: `set` and `remove` change the
+ * server's objects, `resync` loads what `keep` admits now, `prune` forgets what it no longer admits.
  */
 export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
   private readonly objects = new Map<string, T>();
+  /** What the API server has (with `keep`, the cache holds only part of it). */
+  private readonly server = new Map<string, T>();
+  /** Which objects the cache keeps; default all. */
+  keep: (obj: T) => boolean = () => true;
+  /** How many times `resync` listed again. */
+  resyncs = 0;
+  /** When set, `resync` waits for it before listing (a slow list). */
+  resyncGate: Promise<void> | undefined;
   private readonly adds: ((obj: T) => void)[] = [];
   private readonly updates: ((obj: T, old: T) => void)[] = [];
   private readonly deletes: ((obj: T) => void)[] = [];
@@ -16,8 +26,12 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
   /** What `stalled` answers (a list/watch that stopped recovering). */
   stalledReason: string | undefined;
 
-  constructor(initial: T[] = []) {
-    for (const obj of initial) this.objects.set(keyOf(obj), obj);
+  constructor(initial: T[] = [], keep?: (obj: T) => boolean) {
+    if (keep !== undefined) this.keep = keep;
+    for (const obj of initial) {
+      this.server.set(keyOf(obj), obj);
+      if (this.keep(obj)) this.objects.set(keyOf(obj), obj);
+    }
   }
 
   start(): void {
@@ -59,22 +73,53 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
     this.deletes.push(handler);
   }
 
-  /** Adds or replaces an object, firing add or update handlers. */
+  /** Adds or replaces an object, firing add or update handlers (when kept). */
   set(obj: T): void {
     const key = keyOf(obj);
+    this.server.set(key, obj);
     const old = this.objects.get(key);
+    if (!this.keep(obj)) {
+      this.objects.delete(key);
+      return;
+    }
     this.objects.set(key, obj);
     if (old === undefined) for (const h of this.adds) h(obj);
     else for (const h of this.updates) h(obj, old);
   }
 
-  /** Removes an object, firing delete handlers. */
+  /** Removes an object, firing delete handlers (when it was cached). */
   remove(namespace: string, name: string): void {
     const key = `${namespace}/${name}`;
+    this.server.delete(key);
     const old = this.objects.get(key);
     if (old === undefined) return;
     this.objects.delete(key);
     for (const h of this.deletes) h(old);
+  }
+
+  /** Lists again (on a later turn, as a request would): the cache becomes what `keep` admits of the server's. */
+  async resync(): Promise<void> {
+    await Promise.resolve();
+    await this.resyncGate;
+    this.resyncs++;
+    for (const [key, old] of [...this.objects]) {
+      if (this.server.has(key)) continue;
+      this.objects.delete(key);
+      for (const h of this.deletes) h(old);
+    }
+    for (const [key, obj] of this.server) {
+      if (!this.keep(obj)) continue;
+      const old = this.objects.get(key);
+      if (old === obj) continue;
+      this.objects.set(key, obj);
+      if (old === undefined) for (const h of this.adds) h(obj);
+      else for (const h of this.updates) h(obj, old);
+    }
+  }
+
+  /** Forgets, without events, the cached objects `keep` no longer admits. */
+  prune(): void {
+    for (const [key, obj] of [...this.objects]) if (!this.keep(obj)) this.objects.delete(key);
   }
 }
 

@@ -24,6 +24,11 @@ export interface FenceOptions {
   shares: number;
   /** The term under which this replica holds `share` now, or undefined (`ShardElector.term`). */
   termOf: (share: number) => string | undefined;
+  /**
+   * Told of every reconcile `run` did not run because the share was not held (or not yet usable): whoever
+   * holds the share next must reconcile the key, so it is handed back then (`ShardWork`).
+   */
+  skipped?: (key: string, share: number) => void;
 }
 
 /**
@@ -49,12 +54,15 @@ export class Fence {
 
   /**
    * Runs `fn` as the reconcile of `key` under the current term of its share; resolves undefined without
-   * running it when this replica does not hold the share.
+   * running it when this replica does not hold the share (and tells `skipped`).
    */
   async run<T>(key: string, fn: () => Promise<T>): Promise<T | undefined> {
     const share = this.shareOf(key);
     const term = this.options.termOf(share);
-    if (term === undefined) return undefined;
+    if (term === undefined) {
+      this.options.skipped?.(key, share);
+      return undefined;
+    }
     return await this.current.run({ key, share, term }, fn);
   }
 

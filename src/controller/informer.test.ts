@@ -77,7 +77,7 @@ interface Harness {
   lines: Record<string, unknown>[];
 }
 
-function harness(initial: Obj[], listRv = "10", transform?: (o: Obj) => Obj): Harness {
+function harness(initial: Obj[], listRv = "10", transform?: (o: Obj) => Obj, keep?: (o: Obj) => boolean): Harness {
   const watcher = new FakeWatcher();
   const clock = new FakeClock();
   const { log, lines } = logCapture();
@@ -98,6 +98,7 @@ function harness(initial: Obj[], listRv = "10", transform?: (o: Obj) => Obj): Ha
     clock,
     watchTimeoutSeconds: () => 420,
     ...(transform !== undefined ? { transform } : {}),
+    ...(keep !== undefined ? { keep } : {}),
   });
   const events: string[] = [];
   informer.onAdd((o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
@@ -494,6 +495,119 @@ describe("createInformer", () => {
       ["in-b"],
     );
     assert.deepEqual(added.sort(), ["in-a", "in-b"]);
+    await informer.stop();
+  });
+});
+
+describe("ListWatchInformer with keep (a cache of some objects only)", () => {
+  test("caches and tells only what keep admits; resync loads what it admits now; prune forgets the rest", async () => {
+    const wanted = new Set(["a"]);
+    const server = [obj("a", "1"), obj("b", "2"), obj("c", "3")];
+    const h = harness(server, "10", undefined, (o) => wanted.has(o.metadata.name ?? ""));
+    h.informer.start();
+    await flush();
+    assert.deepEqual(h.events, ["add a@1"]);
+    assert.deepEqual(
+      h.informer.list().map((o) => o.metadata.name),
+      ["a"],
+    );
+
+    // Watched changes of objects not kept are neither cached nor told.
+    h.watcher.last().emit("MODIFIED", obj("b", "11"));
+    h.watcher.last().emit("ADDED", obj("d", "12"));
+    assert.equal(h.informer.get("ns", "b"), undefined);
+    assert.deepEqual(h.events, ["add a@1"]);
+
+    // The filter widens: resync ends the watch, lists again and resolves once b and c are cached.
+    wanted.add("b").add("c");
+    server[1] = obj("b", "11");
+    h.lists.result = () => Promise.resolve({ metadata: { resourceVersion: "20" }, items: server });
+    const watches = h.watcher.calls.length;
+    await h.informer.resync();
+    assert.equal(h.lists.count, 2);
+    assert.deepEqual(h.events, ["add a@1", "add b@11", "add c@3"]);
+    await flush();
+    assert.equal(h.watcher.calls.length, watches + 1, "watching again");
+    assert.equal(h.watcher.last().params.resourceVersion, "20");
+
+    // The filter narrows: prune forgets without telling anyone.
+    wanted.delete("a");
+    h.informer.prune();
+    assert.deepEqual(
+      h.informer
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+      ["b", "c"],
+    );
+    assert.equal(h.events.length, 3);
+    // A watched change of an object no longer kept does not bring it back.
+    h.watcher.last().emit("MODIFIED", obj("a", "21"));
+    assert.equal(h.informer.get("ns", "a"), undefined);
+    await h.informer.stop();
+  });
+
+  test("resync calls made together share one list; one made during a list gets the next", async () => {
+    const h = harness([obj("a", "1")], "10", undefined, () => true);
+    h.informer.start();
+    await flush();
+    let release = (): void => undefined;
+    h.lists.result = () =>
+      new Promise((resolve) => {
+        release = () => resolve({ metadata: { resourceVersion: "20" }, items: [obj("a", "1")] });
+      });
+    const first = Promise.all([h.informer.resync(), h.informer.resync()]);
+    await flush();
+    assert.equal(h.lists.count, 2);
+    const second = h.informer.resync();
+    release();
+    await first;
+    await flush();
+    assert.equal(h.lists.count, 3, "the call made during the list waits for one more");
+    release();
+    await second;
+    await h.informer.stop();
+    // Stopped: a resync resolves at once.
+    await h.informer.resync();
+  });
+});
+
+describe("createInformer with keep over some namespaces", () => {
+  test("resync lists every namespace again and prune narrows every one", async () => {
+    let wanted = "x";
+    let lists = 0;
+    const informer = createInformer<Obj>({
+      type: { group: "apps", version: "v1", plural: "deployments" },
+      namespaces: ["a", "b"],
+      list: ({ namespace }) => {
+        lists++;
+        return Promise.resolve({
+          metadata: { resourceVersion: "1" },
+          items: [obj("x", "1", undefined, namespace), obj("y", "1", undefined, namespace)],
+        });
+      },
+      watcher: new FakeWatcher(),
+      log: pino({ level: "silent" }),
+      clock: new FakeClock(),
+      keep: (o) => o.metadata.name === wanted || o.metadata.name === "x",
+    });
+    informer.start();
+    await flush();
+    assert.equal(lists, 2);
+    assert.deepEqual(
+      informer
+        .list()
+        .map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
+        .sort(),
+      ["a/x", "b/x"],
+    );
+    wanted = "y";
+    await informer.resync?.();
+    assert.equal(lists, 4);
+    assert.equal(informer.list().length, 4);
+    wanted = "x";
+    informer.prune?.();
+    assert.equal(informer.list().length, 2);
     await informer.stop();
   });
 });

@@ -65,6 +65,13 @@ export interface Informer<T> {
   onAdd(handler: (obj: T) => void): void;
   onUpdate(handler: (obj: T, old: T) => void): void;
   onDelete(handler: (obj: T) => void): void;
+  /**
+   * Lists again, and resolves once the cache holds every object its `keep` admits now (a filtered cache whose
+   * filter widened). Optional: only caches with `keep` need it.
+   */
+  resync?(): Promise<void>;
+  /** Forgets, without events, the cached objects its `keep` no longer admits (a filter that narrowed). */
+  prune?(): void;
 }
 
 export interface BackoffOptions {
@@ -93,6 +100,12 @@ export interface ListWatchOptions<T> {
    * which it may edit in place); the default keeps everything but managedFields.
    */
   transform?: (obj: T) => T;
+  /**
+   * Which objects to cache, asked of each listed or watched object as it comes (before `transform`); the
+   * others are neither cached nor told to the handlers. It may change its answer: `resync` then loads what it
+   * admits now, `prune` forgets what it no longer admits. Default: every object.
+   */
+  keep?: (obj: T) => boolean;
 }
 
 /**
@@ -152,6 +165,12 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
   private readonly maxBackoffMs: number;
   private readonly log: Logger;
   private readonly watchTimeoutSeconds: () => number;
+  /** Callers of `resync` waiting for the next list to complete. */
+  private resyncWaiters: (() => void)[] = [];
+  /** A list is asked for (`resync`): the watch ends and the loop lists before watching again. */
+  private relistWanted = false;
+  /** Ends the open watch, if any (the loop goes on). */
+  private endWatch: (() => void) | undefined;
 
   constructor(private readonly options: ListWatchOptions<T>) {
     this.clock = options.clock ?? systemClock;
@@ -176,6 +195,27 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     await this.loop;
     this.abort = undefined;
     this.loop = undefined;
+    for (const resolve of this.resyncWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * Lists again (ending the open watch), and resolves once a list that began after this call has been
+   * loaded into the cache, or the informer has stopped. Calls made together share one list.
+   */
+  resync(): Promise<void> {
+    if (this.abort === undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.resyncWaiters.push(resolve);
+      this.relistWanted = true;
+      this.endWatch?.();
+    });
+  }
+
+  /** Forgets, without events, the cached objects `keep` no longer admits. */
+  prune(): void {
+    const keep = this.options.keep;
+    if (keep === undefined) return;
+    for (const [key, obj] of this.store) if (!keep(obj)) this.store.delete(key);
   }
 
   hasSynced(): boolean {
@@ -229,7 +269,20 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     let failures = 0;
     while (!signal.aborted) {
       try {
-        if (this.resourceVersion === "") await this.relist(signal);
+        if (this.resourceVersion === "" || this.relistWanted) {
+          // The callers of resync waiting now are served by this list; later ones by the next.
+          const waiting = this.resyncWaiters.splice(0);
+          this.relistWanted = false;
+          try {
+            await this.relist(signal);
+          } catch (error) {
+            this.resyncWaiters.unshift(...waiting);
+            if (waiting.length > 0) this.relistWanted = true;
+            throw error;
+          }
+          for (const resolve of waiting) resolve();
+          if (this.relistWanted) continue;
+        }
         if (signal.aborted) break;
         const started = this.clock.now();
         const outcome = await this.watchOnce(signal);
@@ -274,7 +327,9 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     }
     if (list === undefined) return;
     const next = new Map<string, T>();
+    const keep = this.options.keep;
     for (const item of list.items) {
+      if (keep !== undefined && !keep(item)) continue;
       const obj = normalise(item, this.options.transform);
       next.set(keyOf(obj), obj);
     }
@@ -303,6 +358,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
         if (settled) return;
         settled = true;
         this.watchOpenSince = undefined;
+        this.endWatch = undefined;
         signal.removeEventListener("abort", onAbort);
         handle?.abort();
         if (outcome instanceof Error) reject(outcome);
@@ -310,6 +366,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       };
       const onAbort = (): void => finish("closed");
       signal.addEventListener("abort", onAbort, { once: true });
+      this.endWatch = () => finish("closed");
 
       const onEvent = (type: string, object: unknown): void => {
         if (settled) return;
@@ -368,6 +425,13 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       return;
     }
     if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
+    const keep = this.options.keep;
+    if (keep !== undefined && !keep(raw)) {
+      // Not ours (another replica's share): not cached, nobody told. One cached before is forgotten.
+      this.store.delete(keyOf(raw));
+      if (rv !== undefined) this.resourceVersion = rv;
+      return;
+    }
     const obj = deepFreeze((this.options.transform ?? ((o: T) => o))(stripManagedFields(raw)));
     const key = keyOf(obj);
     const old = this.store.get(key);
@@ -435,6 +499,8 @@ export interface InformerOptions<T> {
   backoff?: BackoffOptions;
   /** See ListWatchOptions.transform. */
   transform?: (obj: T) => T;
+  /** See ListWatchOptions.keep. */
+  keep?: (obj: T) => boolean;
 }
 
 /**
@@ -453,6 +519,7 @@ export function createInformer<T extends ObjectWithMeta>(options: InformerOption
       clock: options.clock,
       backoff: options.backoff,
       transform: options.transform,
+      ...(options.keep !== undefined ? { keep: options.keep } : {}),
     });
   const namespaces = [...new Set(options.namespaces ?? [])];
   if (namespaces.length === 0) return make(undefined);
@@ -502,5 +569,13 @@ export class MultiNamespaceInformer<T> implements Informer<T> {
 
   onDelete(handler: (obj: T) => void): void {
     for (const informer of this.byNamespace.values()) informer.onDelete(handler);
+  }
+
+  async resync(): Promise<void> {
+    await Promise.all([...this.byNamespace.values()].map((i) => i.resync?.() ?? Promise.resolve()));
+  }
+
+  prune(): void {
+    for (const informer of this.byNamespace.values()) informer.prune?.();
   }
 }

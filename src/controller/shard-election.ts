@@ -40,7 +40,10 @@ export interface ShardElectionOptions {
   renewDeadlineMs?: number;
   /** Time between two rounds. Default 2 s. */
   retryPeriodMs?: number;
-  /** A held Lease is written again once its last renewal is this old. Default 4 s. */
+  /**
+   * A held Lease is written again once its last renewal is this old. Default 6 s: with rounds 2 s apart, a
+   * renewal gets two tries (at 6 and 8 s) before the fence closes at renewDeadline (10 s).
+   */
   renewAfterMs?: number;
   /** A membership Lease expired this long ago is deleted (a replica gone for good). Default 5 min. */
   forgetMemberAfterMs?: number;
@@ -107,7 +110,7 @@ export class ShardElector {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
-    this.renewAfterMs = options.renewAfterMs ?? 4_000;
+    this.renewAfterMs = options.renewAfterMs ?? 6_000;
     this.forgetMemberAfterMs = options.forgetMemberAfterMs ?? 300_000;
     this.clock = options.clock ?? systemClock;
     this.log = options.log.child({ shardGroup: options.name, identity: options.identity });

@@ -85,6 +85,19 @@ describe("ControllerMetrics", () => {
     assert.deepEqual(await samples(m, "canaryapp_leader"), ["canaryapp_leader 0"]);
   });
 
+  test("cached objects per cache are read at scrape time; a cache gone leaves no series", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    assert.deepEqual(await samples(m, "canaryapp_cached_objects"), []);
+    let sizes: Record<string, number> = { canaryapps: 3, deployment: 6 };
+    m.setCacheSource(() => sizes);
+    assert.deepEqual(await samples(m, "canaryapp_cached_objects"), [
+      'canaryapp_cached_objects{cache="canaryapps"} 3',
+      'canaryapp_cached_objects{cache="deployment"} 6',
+    ]);
+    sizes = { canaryapps: 1 };
+    assert.deepEqual(await samples(m, "canaryapp_cached_objects"), ['canaryapp_cached_objects{cache="canaryapps"} 1']);
+  });
+
   test("two instances do not share series", async () => {
     const a = new ControllerMetrics();
     const b = new ControllerMetrics();

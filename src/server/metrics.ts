@@ -60,6 +60,7 @@ export class ControllerMetrics {
   private queueDepthSource: () => number = () => 0;
   private leaderSource: () => boolean = () => false;
   private shardSource: () => { shares: number; apps: number } = () => ({ shares: 0, apps: 0 });
+  private cacheSource: () => Record<string, number> = () => ({});
   private readonly shardWrites: Counter<"share" | "result">;
 
   constructor(options: ControllerMetricsOptions = {}) {
@@ -193,6 +194,17 @@ export class ControllerMetrics {
         this.set(shards().apps);
       },
     });
+    const cacheSizes = (): Record<string, number> => this.cacheSource();
+    new Gauge({
+      name: "canaryapp_cached_objects",
+      help: "Objects in each informer cache (sharded: only those of the apps in the shares held, ADR 0016).",
+      labelNames: ["cache"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [cache, n] of Object.entries(cacheSizes())) this.set({ cache }, n);
+      },
+    });
     this.shardWrites = new Counter({
       name: "canaryapp_shard_writes_total",
       help: "Writes for apps of each share, by whether the fence let them through (ok) or refused them (refused).",
@@ -204,6 +216,11 @@ export class ControllerMetrics {
   /** A write for an app of `share` that the fence let through or refused. */
   shardWrite(share: number | undefined, result: "ok" | "refused"): void {
     this.shardWrites.inc({ share: share === undefined ? "" : String(share), result });
+  }
+
+  /** Where `canaryapp_cached_objects` reads from at scrape time: objects per informer cache. */
+  setCacheSource(source: () => Record<string, number>): void {
+    this.cacheSource = source;
   }
 
   /** Where the shard gauges read from at scrape time: shares held and apps in them. */

@@ -71,6 +71,8 @@ export interface ChaosReport {
   takeoversMs: number[];
   /** Sharded: the apps in the shares each replica held just before the first kill, by identity. */
   appsPerReplica: Record<string, number>;
+  /** Sharded: the CanaryApps in each replica's cache, and all its cached objects, just before the first kill. */
+  cachedPerReplica: Record<string, { apps: number; objects: number }>;
   /**
    * Sharded: times two replicas held the same share at once, by their own logs ("took a share" to "gave up a
    * share" or their death). The fence lets a replica write for an app only while it holds the app's share, so
@@ -175,6 +177,7 @@ async function run(
   };
   const takeoversMs: number[] = [];
   const appsPerReplica: Record<string, number> = {};
+  const cachedPerReplica: Record<string, { apps: number; objects: number }> = {};
   const holder = async (): Promise<string | undefined> =>
     (await coordination.readNamespacedLease({ namespace, name: "canaryapp-controller" }).catch(() => undefined))?.spec
       ?.holderIdentity ?? undefined;
@@ -259,7 +262,13 @@ async function run(
         case "kill": {
           if (options.shards !== undefined) {
             if (counts.kills === 0) {
-              for (const c of controllers.values()) appsPerReplica[c.identity] = await c.metric("canaryapp_shard_apps");
+              for (const c of controllers.values()) {
+                appsPerReplica[c.identity] = await c.metric("canaryapp_shard_apps");
+                cachedPerReplica[c.identity] = {
+                  apps: await c.metric('canaryapp_cached_objects{cache="canaryapps"}'),
+                  objects: await c.metric("canaryapp_cached_objects"),
+                };
+              }
             }
             const slot = slots[counts.kills % slots.length] ?? "replica-a";
             const victim = controllers.get(slot);
@@ -389,6 +398,7 @@ async function run(
     timeline,
     takeoversMs,
     appsPerReplica,
+    cachedPerReplica,
     shareOverlaps,
     check,
   };
@@ -451,7 +461,7 @@ export function formatReport(report: ChaosReport): string {
     `  timeline (ms since the apps were first Healthy): ${report.timeline.join("; ")}`,
     ...(o.shards !== undefined
       ? [
-          `  sharded: ${o.shards} shares; apps per replica before the first kill ${JSON.stringify(report.appsPerReplica)}; takeovers ${report.takeoversMs.join(", ")} ms; share held by two at once: ${report.shareOverlaps.length}`,
+          `  sharded: ${o.shards} shares; apps per replica before the first kill ${JSON.stringify(report.appsPerReplica)}, cached (apps/objects) ${JSON.stringify(report.cachedPerReplica)}; takeovers ${report.takeoversMs.join(", ")} ms; share held by two at once: ${report.shareOverlaps.length}`,
         ]
       : []),
     `  steps on the route (by arrival time): ${durations.length}, shortest ${durations.length > 0 ? Math.min(...durations) : "-"} ms, ${short} shorter than the ${intervalMs} ms interval`,

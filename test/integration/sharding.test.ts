@@ -2,8 +2,9 @@
  * Sharding (ADR 0016): three controller processes, all active, share 30 CanaryApps cut into 32 shares held on
  * Leases. The apps roll out wave after wave while one replica after another is SIGKILLed mid-rollout (and
  * started again once its shares have moved): the others take the victim's shares within about a lease
- * duration, no share is held by two replicas at once (so, fenced, no app is written by two), and every chaos
- * invariant holds. It runs its own control plane (api profile), as the chaos test does.
+ * duration, no share is held by two replicas at once (so, fenced, no app is written by two), each replica's
+ * caches hold only the apps of its shares (and their children), and every chaos invariant holds. It runs its
+ * own control plane (api profile), as the chaos test does.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -45,6 +46,14 @@ test(
     );
     // 32 shares over 3 replicas is 10 or 11 shares each; 30 apps hashed into them give each about a third.
     for (const n of perReplica) assert.ok(n >= 4 && n <= 18, `apps per replica ${perReplica.join(", ")}`);
+    // Each replica's caches hold the apps of its own shares and no other (with their children): about a third.
+    const cached = JSON.stringify(report.cachedPerReplica);
+    for (const [identity, apps] of Object.entries(report.appsPerReplica)) {
+      assert.equal(report.cachedPerReplica[identity]?.apps, apps, `${identity} caches its apps only: ${cached}`);
+    }
+    const objects = Object.values(report.cachedPerReplica).map((c) => c.objects);
+    const total = objects.reduce((a, b) => a + b, 0);
+    for (const n of objects) assert.ok(n > 0 && n < total * 0.6, `cached objects per replica: ${cached}`);
     assert.deepEqual(report.shareOverlaps, [], "no share held by two replicas at once");
     for (const name of INVARIANTS) {
       assert.equal(report.check.counts[name], 0, `${name}: ${report.check.examples[name].join(" | ")}`);

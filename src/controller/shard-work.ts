@@ -1,0 +1,159 @@
+import type { Logger } from "pino";
+import { toError } from "../kube/errors.js";
+import { Fence } from "./fence.js";
+
+/** The part of the work queue sharding needs. */
+export interface ShardQueue {
+  add(key: string): void;
+  remove(key: string): void;
+}
+
+/**
+ * A cache that keeps only the objects of the shares this replica holds (`ListWatchInformer`'s `keep`).
+ * `resync` lists again and resolves once the cache holds every object `keep` admits now; `prune` drops, without
+ * events, the objects `keep` no longer admits.
+ */
+export interface ShardCache {
+  resync(): Promise<void>;
+  prune(): void;
+}
+
+export interface ShardWorkOptions {
+  shares: number;
+  /** The term under which this replica holds a share now (`ShardElector.term`). */
+  termOf: (share: number) => string | undefined;
+  queue: ShardQueue;
+  /** The keys of the apps in the cache now. */
+  appKeys: () => Iterable<string>;
+  /**
+   * The caches filtered by share: loaded again when a share is gained (its apps are worked on only once they
+   * are), pruned when one is lost. None: every cache holds every app.
+   */
+  caches?: readonly ShardCache[];
+  /** An app's work was dropped (its share was lost): forget what is kept per app. */
+  dropped?: (key: string) => void;
+  log: Logger;
+}
+
+/**
+ * Which keys a sharded replica works on (ADR 0016), between the share election, the fence and the work
+ * queue, so that no event is lost however shares come and go:
+ *
+ * - An event for an app of a share held (and loaded) is queued.
+ * - A key that cannot be worked on although the share is this replica's — its caches are still loading, or
+ *   its fence closed because a renewal ran late — is remembered, by `offer` or by the fence's `run`, and queued
+ *   when the share is held again (the election gives a share with a closed fence up and takes it anew).
+ * - A share gained is worked on once its caches have loaded: then every app of it in the cache is queued,
+ *   with the keys remembered for it (an app deleted meanwhile is in no cache, only there).
+ * - A share lost: its keys leave the queue and their per-app state is dropped — the cached apps' and the
+ *   remembered keys' — and the caches let go of its objects.
+ *
+ * An event for a share nobody holds needs no memory: whoever takes the share lists its apps then.
+ */
+export class ShardWork {
+  readonly fence: Fence;
+  /** Shares gained and not lost since: what the caches keep. */
+  private readonly wanted = new Set<number>();
+  /** Shares gained whose caches are loading, each with the load it waits for. */
+  private readonly loading = new Map<number, symbol>();
+  /** Keys of wanted shares that could not be worked on when their event came. */
+  private readonly skipped = new Map<number, Set<string>>();
+  private readonly caches: readonly ShardCache[];
+
+  constructor(private readonly options: ShardWorkOptions) {
+    this.caches = options.caches ?? [];
+    this.fence = new Fence({
+      shares: options.shares,
+      // A share whose caches are loading is not held yet as far as reconciles go: they would read it empty.
+      termOf: (share) => (this.loading.has(share) ? undefined : options.termOf(share)),
+      skipped: (key, share) => this.remember(key, share),
+    });
+  }
+
+  /** Whether the caches keep the objects of `share`: it was gained and not lost since. */
+  keeps(share: number): boolean {
+    return this.wanted.has(share);
+  }
+
+  /** Whether the caches keep the objects of the app `key` (undefined: an object of no app, kept). */
+  keepsKey(key: string | undefined): boolean {
+    return key === undefined || this.wanted.has(this.fence.shareOf(key));
+  }
+
+  /** Shares gained whose caches are still loading. */
+  loadingShares(): number[] {
+    return [...this.loading.keys()].sort((a, b) => a - b);
+  }
+
+  /** An event for `key`: queued when its share is held, remembered when it is this replica's but not usable. */
+  offer(key: string): void {
+    if (this.accepts(key)) this.options.queue.add(key);
+  }
+
+  /**
+   * Whether an event for `key` is to be queued now (its share is held and usable); if not and the share is
+   * this replica's all the same, the key is remembered and queued once it is usable. For key functions.
+   */
+  accepts(key: string): boolean {
+    if (this.fence.owns(key)) return true;
+    this.remember(key, this.fence.shareOf(key));
+    return false;
+  }
+
+  /** This replica now holds `share` (a new term): load its objects, then queue its apps. */
+  gained(share: number): void {
+    this.wanted.add(share);
+    if (this.caches.length === 0) {
+      this.release(share);
+      return;
+    }
+    const load = Symbol(`load of share ${share}`);
+    this.loading.set(share, load);
+    void this.load().then(() => {
+      // Lost (or lost and gained again, a newer load) while loading: nothing to do for this load.
+      if (this.loading.get(share) !== load) return;
+      this.loading.delete(share);
+      this.release(share);
+    });
+  }
+
+  /** This replica no longer holds `share`: drop its work and its objects. */
+  lost(share: number): void {
+    const keys = new Set([...this.keysOf(share), ...(this.skipped.get(share) ?? [])]);
+    this.wanted.delete(share);
+    this.loading.delete(share);
+    this.skipped.delete(share);
+    for (const key of keys) {
+      this.options.queue.remove(key);
+      this.options.dropped?.(key);
+    }
+    for (const cache of this.caches) cache.prune();
+  }
+
+  private remember(key: string, share: number): void {
+    if (!this.wanted.has(share)) return;
+    let keys = this.skipped.get(share);
+    if (keys === undefined) this.skipped.set(share, (keys = new Set()));
+    keys.add(key);
+  }
+
+  /** Queues every app of `share` in the cache and every key remembered for it. */
+  private release(share: number): void {
+    const keys = new Set([...this.keysOf(share), ...(this.skipped.get(share) ?? [])]);
+    this.skipped.delete(share);
+    for (const key of keys) this.options.queue.add(key);
+  }
+
+  private async load(): Promise<void> {
+    try {
+      await Promise.all(this.caches.map((cache) => cache.resync()));
+    } catch (error) {
+      // The informers retry their lists themselves; a rejection here is a stop. Work on what is cached.
+      this.options.log.warn({ err: toError(error) }, "could not load the objects of a share gained");
+    }
+  }
+
+  private keysOf(share: number): string[] {
+    return [...this.options.appKeys()].filter((key) => this.fence.shareOf(key) === share);
+  }
+}
