@@ -10,7 +10,7 @@ import { benchPlanner } from "./planner.js";
 import { benchCapacity, type CapacityLatency } from "./capacity.js";
 import { machine, resultsPath, writeResults } from "./results.js";
 import { benchRollout, type RolloutLatency } from "./rollout.js";
-import { benchScale, formatScaleTable, type ScaleResult } from "./scale.js";
+import { benchScale, formatScaleTable, scaleFloor, type ScaleResult } from "./scale.js";
 import { benchShards, formatShards, type ShardsResult } from "./shards.js";
 
 /** The sizes of the scale table (BENCH_APPS, comma-separated), each measured on a control plane of its own. */
@@ -84,10 +84,18 @@ if (runs("scale")) {
   const extraFlags = (process.env["BENCH_CONTROLLER_FLAGS"] ?? "").split(" ").filter((f) => f !== "");
   figures.scale = [];
   for (const apps of appCounts) {
-    // A control plane of its own: the apps of the size before never load this one.
+    // The floor and the controller each on a fresh control plane of their own: neither answers the other's
+    // objects, nor the size before's.
+    const floorPlane = await startControlPlane({ profile: "api" });
+    let floor;
+    try {
+      floor = await scaleFloor(floorPlane.kubeconfigPath, apps);
+    } finally {
+      await floorPlane.stop();
+    }
     const plane = await startControlPlane({ profile: "api" });
     try {
-      const scale = await benchScale(plane.kubeconfigPath, apps, 20, undefined, extraFlags);
+      const scale = await benchScale(plane.kubeconfigPath, apps, floor, 20, undefined, extraFlags);
       figures.scale.push(scale);
       console.log(formatScaleTable(scale));
       console.log(

@@ -58,20 +58,29 @@ const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** di
 
 /**
  * Many CanaryApps against one controller process with its default flags, as it runs in a cluster, beside
- * the floor (bench/floor.ts: the same objects written by a plain script with 20 requests in flight), in the
- * same run: time to converge, writes and requests, memory, start-up and silence at rest — the controller's
- * figures read from its own /metrics.
+ * `floor` (measured by {@link scaleFloor} in the same run): time to converge, writes and requests, memory,
+ * start-up and silence at rest — the controller's figures read from its own /metrics.
  */
+/**
+ * The floor of the scale table (bench/floor.ts: the same objects written by a plain script with 20 requests
+ * in flight). Measured on a control plane of its own, as fresh as the controller's: one that already holds
+ * the other's objects answers more slowly.
+ */
+export async function scaleFloor(kubeconfigPath: string, apps: number): Promise<FloorResult> {
+  const kc = loadKubeConfig(kubeconfigPath);
+  return await benchFloor(kc, kubeconfigPath, await createTestNamespace(kc, "floor"), apps);
+}
+
 export async function benchScale(
   kubeconfigPath: string,
-  apps = 1000,
+  apps: number,
+  floor: FloorResult,
   restWindowSeconds = 20,
   maxOldSpaceMiB?: number,
   /** Flags added to the controller's defaults (BENCH_CONTROLLER_FLAGS), to compare settings in like runs. */
   extraFlags: readonly string[] = [],
 ): Promise<ScaleResult> {
   const kc = loadKubeConfig(kubeconfigPath);
-  const floor = await benchFloor(kc, kubeconfigPath, await createTestNamespace(kc, "floor"), apps);
 
   const namespace = await createTestNamespace(kc, "bench");
   const previousOptions = process.env["NODE_OPTIONS"];
