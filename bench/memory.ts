@@ -30,6 +30,9 @@ export interface MemoryResult {
   apps: number;
   rssMiB: number;
   heapUsedMiB: number;
+  /** V8's heap as reserved (used + free pages), and memory outside it (Buffers, TLS...). */
+  heapTotalMiB: number;
+  externalMiB: number;
   snapshotNodes: number;
   bySelf: Row[];
   byRetained: Row[];
@@ -192,6 +195,8 @@ async function measure(kubeconfigPath: string, apps: number, snapshotDir: string
     await sleep(5000);
     const rssMiB = MiB(await controller.metric("process_resident_memory_bytes"));
     const heapUsedMiB = MiB(await controller.metric("nodejs_heap_size_used_bytes"));
+    const heapTotalMiB = MiB(await controller.metric("nodejs_heap_size_total_bytes"));
+    const externalMiB = MiB(await controller.metric("nodejs_external_memory_bytes"));
     controller.child.kill("SIGUSR2");
     const file = await snapshotWritten(snapshotDir);
     const summary = summarise(JSON.parse(await readFile(file, "utf8")) as Snapshot);
@@ -200,6 +205,8 @@ async function measure(kubeconfigPath: string, apps: number, snapshotDir: string
       apps,
       rssMiB,
       heapUsedMiB,
+      heapTotalMiB,
+      externalMiB,
       snapshotNodes: summary.nodes,
       bySelf: summary.bySelf,
       byRetained: summary.byRetained,
@@ -248,7 +255,7 @@ try {
     const r = await measure(controlPlane.kubeconfigPath, apps, snapshotDir);
     results.push(r);
     console.log(
-      `memory: ${apps} apps at rest: rss ${r.rssMiB} MiB, heap used ${r.heapUsedMiB} MiB (${r.snapshotNodes} heap nodes)`,
+      `memory: ${apps} apps at rest: rss ${r.rssMiB} MiB, heap used ${r.heapUsedMiB} MiB of ${r.heapTotalMiB}, external ${r.externalMiB} MiB (${r.snapshotNodes} heap nodes)`,
     );
     table(`top ${r.bySelf.length} by self size`, r.bySelf);
     table(`top ${r.byRetained.length} by retained size`, r.byRetained);

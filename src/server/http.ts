@@ -1,7 +1,11 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { toError } from "../kube/errors.js";
+
+// The CommonJS object, not an ES import: importing node:http reads its lazy `WebSocket` export, which loads
+// Node's bundled undici (ADR 0017).
+const { createServer } = process.getBuiltinModule("node:http");
 
 /** Readiness: a boolean, or a state with the reason shown when not ready. */
 export type Readiness = boolean | { ready: boolean; reason?: string };

@@ -1,4 +1,10 @@
+import type { IncomingMessage } from "node:http";
 import pRetry from "p-retry";
+
+// node:http(s) as CommonJS objects, not fetch or ES imports: both load Node's bundled undici (about 12 MiB of
+// RSS), and undici's HTTP parser is WebAssembly, which a controller run with --jitless does not have (ADR 0017).
+const nodeHttp = process.getBuiltinModule("node:http");
+const nodeHttps = process.getBuiltinModule("node:https");
 
 /** How one POST is made: its timeout, and the retries after a first attempt that failed. */
 export interface PostOptions {
@@ -32,17 +38,9 @@ export async function postJson(url: string, body: unknown, options: PostOptions)
   try {
     return await pRetry(
       async () => {
-        const response = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...options.headers },
-          body: payload,
-          redirect: "manual",
-          signal: AbortSignal.timeout(options.timeoutSeconds * 1000),
-        });
-        // The body is not used; reading it frees the connection.
-        await response.arrayBuffer().catch(() => undefined);
-        if (response.status < 200 || response.status >= 300) throw new NotOkError(response.status);
-        return { status: response.status };
+        const status = await postOnce(url, payload, options);
+        if (status < 200 || status >= 300) throw new NotOkError(status);
+        return { status };
       },
       { retries: options.retries, minTimeout: options.minRetryDelayMs ?? 200, factor: 2, unref: true },
     );
@@ -50,4 +48,28 @@ export async function postJson(url: string, body: unknown, options: PostOptions)
     if (error instanceof NotOkError) return { status: error.status };
     throw error;
   }
+}
+
+/** One POST; resolves the answer's status once its body is read (the body is not used), within the timeout. */
+function postOnce(url: string, payload: string, options: PostOptions): Promise<number> {
+  const target = new URL(url);
+  const send = target.protocol === "https:" ? nodeHttps.request : nodeHttp.request;
+  return new Promise<number>((resolve, reject) => {
+    const req = send(target, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "content-length": String(Buffer.byteLength(payload)),
+        ...options.headers,
+      },
+      signal: AbortSignal.timeout(options.timeoutSeconds * 1000),
+    });
+    req.on("error", reject);
+    req.on("response", (response: IncomingMessage) => {
+      response.on("error", reject);
+      response.on("end", () => resolve(response.statusCode ?? 0));
+      response.resume();
+    });
+    req.end(payload);
+  });
 }
