@@ -2,6 +2,7 @@
  * The work the scale and memory benches share: seed-like CanaryApps created 20 at a time, as a client with 20
  * requests in flight would, and the waits around them, read from the controller's own /metrics.
  */
+import { readFileSync } from "node:fs";
 import { CustomObjectsApi, Watch } from "@kubernetes/client-node";
 import type { CanaryApp } from "../src/api/types.js";
 import type { PooledKubeConfig } from "../src/kube/client.js";
@@ -9,6 +10,20 @@ import { canaryApps } from "../test/support/kube.js";
 import type { ControllerProcess } from "../test/support/process.js";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A process's CPU time (user and system) from /proc, in seconds: reading it costs the process nothing. */
+export function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command's name; in clock ticks (100/s).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** A process's resident memory from /proc, in MiB. */
+export function rssMiBOf(pid: number): number {
+  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+  if (kib === undefined) throw new Error(`/proc/${pid}/status: no VmRSS`);
+  return Number(kib) / 1024;
+}
 
 /** Until the controller's /readyz answers 200. */
 export async function untilReady(controller: ControllerProcess): Promise<void> {

@@ -8,7 +8,6 @@
  * BENCH_PEERS_REST_SECONDS (60), BENCH_PEERS_ONLY (canaryapp|flagger), BENCH_PEERS_JSON (a file; default
  * bench/results/peers-<date>.json). `--dry-run` prints the work and the objects of one app, and starts nothing.
  */
-import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
@@ -18,6 +17,7 @@ import { startPrometheus } from "../e2e/prometheus.js";
 import { loadKubeConfig } from "../src/kube/client.js";
 import { createTestNamespace } from "../test/support/kube.js";
 import { canaryapp } from "./peers/canaryapp.js";
+import { rssMiBOf } from "./apps.js";
 import { machine, resultsPath, writeResults } from "./results.js";
 import { flagger, flaggerBuilt, flaggerFiles } from "./peers/flagger.js";
 import { sleep, type Peer, type PeerContext, type Work } from "./peers/peer.js";
@@ -161,7 +161,7 @@ async function measure(peer: Peer): Promise<PeerFigures> {
     const from = Date.now();
     await sleep(restSeconds * 1000);
     const to = Date.now();
-    const rssMiB = vmRssMiB(controller.pid);
+    const rssMiB = rssMiBOf(controller.pid);
     const window = proxy.requests.filter((r) => r.at >= from && r.at < to);
     const byVerb: Record<string, number> = {};
     for (const r of window) byVerb[`${r.verb} ${r.resource}`] = (byVerb[`${r.verb} ${r.resource}`] ?? 0) + 1;
@@ -223,8 +223,3 @@ async function measure(peer: Peer): Promise<PeerFigures> {
 }
 
 /** The resident set of a process, from /proc (what `ps` and a container's memory accounting see). */
-function vmRssMiB(pid: number): number {
-  const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-  if (kib === undefined) throw new Error(`/proc/${pid}/status: no VmRSS`);
-  return Number(kib) / 1024;
-}
