@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { PrometheusError } from "./errors.js";
 import {
-  fromHttpAnswer,
   PrometheusQueryError,
   PrometheusUnavailableError,
   UnexpectedResultError,
@@ -11,8 +10,7 @@ import {
 
 const endpoint = "http://prom:9090";
 
-// What the transport rejects with: Node's errors (with a code) and anything else; HTTP answers are classified
-// by fromHttpAnswer.
+// The shapes prometheus-query 3.5 rejects with (see its handleResponse), and raw axios errors.
 const cases: {
   name: string;
   rejection: unknown;
@@ -20,31 +18,105 @@ const cases: {
   retryable: boolean;
 }[] = [
   {
-    name: "connection refused",
-    rejection: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }),
+    name: "400 bad_data",
+    rejection: {
+      status: "error",
+      errorType: "http_error",
+      httpStatus: 400,
+      error: "parse error: unexpected end of input",
+      prometheus: { status: "error", errorType: "bad_data", error: "parse error" },
+    },
+    type: PrometheusQueryError,
+    retryable: false,
+  },
+  {
+    name: "422 execution",
+    rejection: {
+      errorType: "http_error",
+      httpStatus: 422,
+      error: "too many samples",
+      prometheus: { errorType: "execution" },
+    },
+    type: PrometheusQueryError,
+    retryable: false,
+  },
+  {
+    name: "401",
+    rejection: { errorType: "http_error", httpStatus: 401, error: "Unauthorized" },
+    type: PrometheusQueryError,
+    retryable: false,
+  },
+  {
+    name: "500",
+    rejection: { errorType: "http_error", httpStatus: 500, error: "boom" },
     type: PrometheusUnavailableError,
     retryable: true,
   },
   {
-    name: "connection reset",
-    rejection: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }),
+    name: "503",
+    rejection: { errorType: "http_error", httpStatus: 503, error: "unavailable" },
+    type: PrometheusUnavailableError,
+    retryable: true,
+  },
+  {
+    name: "429",
+    rejection: { errorType: "http_error", httpStatus: 429, error: "slow down" },
+    type: PrometheusUnavailableError,
+    retryable: true,
+  },
+  {
+    name: "connection refused",
+    rejection: {
+      status: "error",
+      errorType: "network_error",
+      error: "connect ECONNREFUSED 127.0.0.1:1",
+      code: "ECONNREFUSED",
+    },
     type: PrometheusUnavailableError,
     retryable: true,
   },
   {
     name: "timeout",
-    rejection: Object.assign(new Error("no answer within 100 ms"), { code: "ETIMEDOUT" }),
+    rejection: {
+      status: "error",
+      errorType: "timeout_error",
+      error: "timeout of 100ms exceeded",
+      code: "ECONNABORTED",
+    },
     type: PrometheusUnavailableError,
     retryable: true,
   },
   {
     name: "untrusted certificate",
-    rejection: Object.assign(new Error("self-signed certificate"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" }),
+    rejection: { errorType: "network_error", error: "self-signed certificate", code: "DEPTH_ZERO_SELF_SIGNED_CERT" },
     type: PrometheusUnavailableError,
     retryable: false,
   },
   {
-    name: "an Error without a code",
+    name: "raw axios error with a response",
+    rejection: { isAxiosError: true, message: "Request failed", response: { status: 502, statusText: "Bad Gateway" } },
+    type: PrometheusUnavailableError,
+    retryable: true,
+  },
+  {
+    name: "answer that is not a Prometheus response",
+    rejection: { status: "error", errorType: "client_error", error: "unexpected client error", data: "<html>" },
+    type: UnexpectedResultError,
+    retryable: false,
+  },
+  {
+    name: "the driver's second wrapping of a non-Prometheus 2xx body",
+    rejection: {
+      status: "error",
+      errorType: "network_error",
+      error: "unexpected network error",
+      original: { status: "error", errorType: "client_error", error: "unexpected client error", data: "<html>" },
+    },
+    type: UnexpectedResultError,
+    retryable: false,
+  },
+  {
+    name: "driver's Error",
     rejection: new Error("Unexpected resultType: foo"),
     type: UnexpectedResultError,
     retryable: false,
@@ -52,64 +124,6 @@ const cases: {
   { name: "thrown string", rejection: "Endpoint is required", type: UnexpectedResultError, retryable: false },
   { name: "undefined", rejection: undefined, type: UnexpectedResultError, retryable: false },
 ];
-
-const answers: {
-  name: string;
-  status: number;
-  body: unknown;
-  type: new (...args: never[]) => PrometheusError;
-  retryable: boolean;
-}[] = [
-  {
-    name: "400 bad_data",
-    status: 400,
-    body: { status: "error", errorType: "bad_data", error: "parse error: unexpected end of input" },
-    type: PrometheusQueryError,
-    retryable: false,
-  },
-  {
-    name: "422 execution",
-    status: 422,
-    body: { status: "error", errorType: "execution", error: "too many samples" },
-    type: PrometheusQueryError,
-    retryable: false,
-  },
-  { name: "401 (text)", status: 401, body: "Unauthorized", type: PrometheusQueryError, retryable: false },
-  {
-    name: "500",
-    status: 500,
-    body: { status: "error", error: "boom" },
-    type: PrometheusUnavailableError,
-    retryable: true,
-  },
-  { name: "503 (text)", status: 503, body: "unavailable", type: PrometheusUnavailableError, retryable: true },
-  { name: "429 (text)", status: 429, body: "slow down", type: PrometheusUnavailableError, retryable: true },
-  { name: "a proxy's 502 page", status: 502, body: "<html>", type: PrometheusUnavailableError, retryable: true },
-];
-
-describe("fromHttpAnswer", () => {
-  for (const c of answers) {
-    test(`${c.name} → ${c.type.name}, retryable=${c.retryable}`, () => {
-      const err = fromHttpAnswer(endpoint, c.status, c.body, "detail");
-      assert.ok(err instanceof c.type, `got ${err.name}`);
-      assert.equal(err.retryable, c.retryable);
-      assert.equal(err.status, c.status);
-      assert.match(err.message, /^Prometheus http:\/\/prom:9090: HTTP \d+/);
-    });
-  }
-
-  test("keeps the HTTP status and Prometheus' errorType and error", () => {
-    const err = fromHttpAnswer(endpoint, 400, answers[0]?.body, "Bad Request");
-    assert.equal(err.status, 400);
-    assert.equal(err.errorType, "bad_data");
-    assert.equal(err.reason, "QueryRejected");
-    assert.match(err.message, /HTTP 400 bad_data: parse error: unexpected end of input/);
-  });
-
-  test("a body that is not Prometheus' shows the detail given", () => {
-    assert.match(fromHttpAnswer(endpoint, 502, "<html>", "Bad Gateway").message, /HTTP 502: Bad Gateway$/);
-  });
-});
 
 describe("toPrometheusError", () => {
   for (const c of cases) {
@@ -122,10 +136,12 @@ describe("toPrometheusError", () => {
     });
   }
 
-  test("a transport error keeps its code as the errorType", () => {
+  test("keeps the HTTP status and Prometheus' errorType", () => {
     const err = toPrometheusError(cases[0]?.rejection, endpoint);
-    assert.equal(err.errorType, "ECONNREFUSED");
-    assert.match(err.message, /^Prometheus http:\/\/prom:9090: ECONNREFUSED: connect ECONNREFUSED/);
+    assert.equal(err.status, 400);
+    assert.equal(err.errorType, "bad_data");
+    assert.equal(err.reason, "QueryRejected");
+    assert.match(err.message, /HTTP 400 bad_data: parse error: unexpected end of input/);
   });
 
   test("passes typed errors through unchanged", () => {

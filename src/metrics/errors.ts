@@ -1,6 +1,7 @@
 /**
- * Typed errors of the metrics provider, and the one place where an HTTP answer or a transport failure is
- * turned into one of them. The retry decision needs the kind, so every rejection passes through
+ * Typed errors of the metrics provider, and the one place where whatever prometheus-query (or axios below
+ * it) rejects with is turned into one of them. p-retry only retries `Error`s (a plain object becomes a
+ * TypeError it never retries), and the retry decision needs the kind, so every rejection passes through
  * `toPrometheusError` before the retry logic sees it.
  */
 
@@ -79,6 +80,17 @@ const PERMANENT_TRANSPORT_CODES = new Set([
   "CERT_NOT_YET_VALID",
 ]);
 
+/** The fields prometheus-query puts on the plain objects it rejects with (and that axios errors carry). */
+interface RejectionShape {
+  errorType?: unknown;
+  error?: unknown;
+  httpStatus?: unknown;
+  code?: unknown;
+  message?: unknown;
+  isAxiosError?: unknown;
+  response?: { status?: unknown; statusText?: unknown; data?: unknown };
+}
+
 function text(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
@@ -91,23 +103,8 @@ function fromHttpStatus(prefix: string, status: number, errorType: string | unde
 }
 
 /**
- * The error for an answer with an HTTP error status. `body` is the answer's parsed JSON when it was JSON
- * (Prometheus' `{status: "error", errorType, error}`), else its text; `detail` is what to show when the
- * body is not Prometheus' (the status text or a short excerpt of a proxy's page).
- */
-export function fromHttpAnswer(endpoint: string, status: number, body: unknown, detail: string): PrometheusError {
-  const prefix = `Prometheus ${endpoint}`;
-  if (typeof body === "object" && body !== null && "status" in body) {
-    const b = body as { errorType?: unknown; error?: unknown };
-    return fromHttpStatus(prefix, status, text(b.errorType), text(b.error) ?? detail, body);
-  }
-  return fromHttpStatus(prefix, status, undefined, detail, body);
-}
-
-/**
  * Turns any rejection of a query into a `PrometheusError`. `endpoint` names the Prometheus in the message
- * (it must already be free of credentials). Already-typed errors pass through unchanged; the transport's
- * errors (Node's, with a `code`) are "unavailable", retried unless the code says the settings are wrong.
+ * (it must already be free of credentials). Already-typed errors pass through unchanged.
  */
 export function toPrometheusError(rejection: unknown, endpoint: string): PrometheusError {
   if (rejection instanceof PrometheusError) return rejection;
@@ -116,19 +113,53 @@ export function toPrometheusError(rejection: unknown, endpoint: string): Prometh
   if (typeof rejection !== "object" || rejection === null) {
     return new UnexpectedResultError(`${prefix}: query failed without a reason`, { cause: rejection });
   }
-  const { code: rawCode, message } = rejection as { code?: unknown; message?: unknown };
-  const code = text(rawCode);
-  const detail = text(message) ?? "no detail";
-  if (code === undefined) return new UnexpectedResultError(`${prefix}: ${detail}`, { cause: rejection });
-  if (code === "ETIMEDOUT" || code === "ECONNABORTED") {
+  const r = rejection as RejectionShape;
+  // The driver's catch-all runs its normaliser a second time over its own rejection from the success path
+  // (a 2xx body that is not Prometheus JSON), wrapping it as a "network_error": classify the inner one.
+  const original = (rejection as { original?: unknown }).original;
+  if (typeof original === "object" && original !== null && (original as RejectionShape).isAxiosError !== true) {
+    if (typeof (original as RejectionShape).errorType === "string") return toPrometheusError(original, endpoint);
+  }
+  const errorType = text(r.errorType);
+  const code = text(r.code);
+  const detail = text(r.error) ?? text(r.message) ?? "no detail";
+
+  // prometheus-query's shape for an answer with an HTTP error status.
+  if (errorType === "http_error" && typeof r.httpStatus === "number") {
+    const apiErrorType = apiErrorTypeOf(rejection);
+    return fromHttpStatus(prefix, r.httpStatus, apiErrorType, detail, rejection);
+  }
+  // An axios error that did not go through the driver's normaliser.
+  if (r.isAxiosError === true && typeof r.response?.status === "number") {
+    return fromHttpStatus(prefix, r.response.status, undefined, text(r.response.statusText) ?? detail, rejection);
+  }
+  if (errorType === "timeout_error" || code === "ECONNABORTED" || code === "ETIMEDOUT") {
     return new PrometheusUnavailableError(`${prefix}: timed out: ${detail}`, {
       errorType: "timeout",
       cause: rejection,
     });
   }
-  return new PrometheusUnavailableError(`${prefix}: ${code}: ${detail}`, {
-    errorType: code,
-    cause: rejection,
-    retryable: !PERMANENT_TRANSPORT_CODES.has(code),
-  });
+  if (errorType === "network_error" || errorType === "ssl_error" || r.isAxiosError === true) {
+    const retryable = !(code !== undefined && PERMANENT_TRANSPORT_CODES.has(code));
+    return new PrometheusUnavailableError(`${prefix}: ${code ? `${code}: ` : ""}${detail}`, {
+      errorType: code ?? errorType,
+      cause: rejection,
+      retryable,
+    });
+  }
+  // "client_error": a 2xx answer whose body is not a Prometheus API response (a wrong URL, a login page...).
+  if (errorType === "client_error") {
+    return new UnexpectedResultError(`${prefix}: the answer is not a Prometheus API response`, {
+      errorType,
+      cause: rejection,
+    });
+  }
+  return new UnexpectedResultError(`${prefix}: ${detail}`, { errorType, cause: rejection });
+}
+
+/** Prometheus' own errorType (bad_data, execution, timeout, unavailable) from the error payload, if any. */
+function apiErrorTypeOf(rejection: object): string | undefined {
+  const payload = (rejection as { prometheus?: unknown }).prometheus;
+  if (typeof payload !== "object" || payload === null) return undefined;
+  return text((payload as { errorType?: unknown }).errorType);
 }

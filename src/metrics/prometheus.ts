@@ -1,13 +1,10 @@
-import type { Agent, IncomingMessage } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
 import type { Logger } from "pino";
-import { fromHttpAnswer, PrometheusConfigError, toPrometheusError, UnexpectedResultError } from "./errors.js";
+import type { PrometheusDriver, PrometheusConnectionOptions } from "prometheus-query";
+import { PrometheusConfigError, toPrometheusError } from "./errors.js";
 import type { DataOutcome, MetricsProvider } from "./provider.js";
-import { toOutcome } from "./result.js";
+import { respellInfinities, toOutcome } from "./result.js";
 import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from "./retry.js";
-
-// CommonJS objects, not ES imports: an ES import of node:http loads Node's bundled undici (ADR 0017).
-const nodeHttp = process.getBuiltinModule("node:http");
-const nodeHttps = process.getBuiltinModule("node:https");
 
 /** How to authenticate to Prometheus: a bearer token, or HTTP basic auth. */
 export type PrometheusAuth = { bearerToken: string } | { username: string; password: string };
@@ -64,32 +61,16 @@ export function safeEndpoint(endpoint: string): string {
   }
 }
 
-/** Redirects followed for one query before it fails. */
-export const MAX_REDIRECTS = 5;
-
-/** An answer's body is read up to this size; a bigger one is not a result a check can judge. */
-const MAX_BODY_BYTES = 16 * 2 ** 20;
-
-interface Answer {
-  status: number;
-  statusText: string;
-  location: string | undefined;
-  body: string;
-}
-
 /**
- * A `MetricsProvider` over Prometheus' HTTP API: instant queries (`GET <endpoint>/api/v1/query`) over
- * node:http(s), transient failures retried per `RetryPolicy`, every failure a typed `PrometheusError`.
- * Redirects are followed only where `allowRedirect` allows, and credentials only within the same origin.
+ * A `MetricsProvider` over Prometheus' HTTP API (prometheus-query's `PrometheusDriver`): instant queries,
+ * transient failures retried per `RetryPolicy`, every failure a typed `PrometheusError`.
  */
 export class PrometheusProvider implements MetricsProvider {
   /** The endpoint without credentials, as it appears in error messages. */
   readonly endpoint: string;
-  private readonly queryUrl: string;
-  private readonly headers: Record<string, string>;
-  private readonly agent: Agent | undefined;
-  private readonly allowRedirect: ((url: URL) => boolean) | undefined;
-  private readonly timeoutMs: number;
+  private readonly driverOptions: PrometheusConnectionOptions;
+  /** Made at the first query: prometheus-query (and axios) are loaded only by a controller that queries. */
+  private driver: Promise<PrometheusDriver> | undefined;
   private readonly policy: RetryPolicy;
   private readonly evaluationTimeout: string;
   private readonly now: () => Date;
@@ -106,23 +87,65 @@ export class PrometheusProvider implements MetricsProvider {
     if (url.protocol !== "http:" && url.protocol !== "https:") {
       throw new PrometheusConfigError(`Prometheus ${this.endpoint}: the URL must be http or https`);
     }
-    this.queryUrl = `${options.endpoint.replace(/\/$/, "")}/api/v1/query`;
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
-    this.evaluationTimeout = `${Math.max(1, Math.round(this.timeoutMs))}ms`;
+    this.evaluationTimeout = `${Math.max(1, Math.round(timeoutMs))}ms`;
     this.now = options.now ?? (() => new Date());
     this.log = options.log;
-    this.allowRedirect = options.allowRedirect;
 
-    this.headers = { Accept: "application/json" };
-    if (options.auth && "bearerToken" in options.auth) {
-      this.headers.Authorization = `Bearer ${options.auth.bearerToken}`;
-    }
+    const headers: Record<string, string> = {};
+    // Basic auth is set as a header rather than the driver's `auth`, which drops an empty password.
+    if (options.auth && "bearerToken" in options.auth) headers.Authorization = `Bearer ${options.auth.bearerToken}`;
     if (options.auth && "username" in options.auth) {
       const pair = `${options.auth.username}:${options.auth.password}`;
-      this.headers.Authorization = `Basic ${Buffer.from(pair, "utf8").toString("base64")}`;
+      headers.Authorization = `Basic ${Buffer.from(pair, "utf8").toString("base64")}`;
     }
-    this.agent = options.caPem ? new nodeHttps.Agent({ ca: options.caPem, keepAlive: true }) : undefined;
+    const httpsAgent = options.caPem ? new HttpsAgent({ ca: options.caPem }) : undefined;
+    const allowRedirect = options.allowRedirect;
+    // Called by axios' redirect follower before it connects to the next location; throwing stops it there.
+    const beforeRedirect = allowRedirect
+      ? (next: { href?: string }) => {
+          if (next.href === undefined || !allowRedirect(new URL(next.href))) {
+            throw new PrometheusConfigError(
+              `Prometheus ${this.endpoint}: redirected to ${safeEndpoint(next.href ?? "")}, outside the controller's Prometheus URL policy; not followed`,
+            );
+          }
+        }
+      : undefined;
+
+    this.driverOptions = {
+      endpoint: options.endpoint,
+      headers,
+      timeout: timeoutMs,
+      // The driver exposes no TLS settings; its axios instance takes an agent per request.
+      requestInterceptor: {
+        onFulfilled: (config) => {
+          if (httpsAgent) config.httpsAgent = httpsAgent;
+          if (beforeRedirect) config.beforeRedirect = beforeRedirect;
+          return config;
+        },
+      },
+      responseInterceptor: {
+        onFulfilled: (response) => {
+          respellInfinities(response.data);
+          return response;
+        },
+        onRejected: (error: unknown) => {
+          // The driver drops the HTTP status of an error whose body is not Prometheus JSON (a proxy's
+          // 502 page, a plain "Too Many Requests"), leaving 500 and 400 indistinguishable. Give such
+          // bodies Prometheus' error shape so the status survives to the classification.
+          const response = (error as { response?: { data?: unknown; status?: unknown; statusText?: unknown } })
+            .response;
+          if (
+            response &&
+            (typeof response.data !== "object" || response.data === null || !("status" in response.data))
+          ) {
+            response.data = { status: "error", errorType: "", error: describeBody(response.data, response.statusText) };
+          }
+          throw error;
+        },
+      },
+    };
   }
 
   query(promql: string): Promise<DataOutcome> {
@@ -133,131 +156,25 @@ export class PrometheusProvider implements MetricsProvider {
   }
 
   private async queryOnce(promql: string): Promise<DataOutcome> {
-    const url = new URL(this.queryUrl);
-    url.searchParams.set("query", promql);
-    url.searchParams.set("time", String(this.now().getTime() / 1000));
-    url.searchParams.set("timeout", this.evaluationTimeout);
-    let answer: Answer;
+    const driver = await (this.driver ??= import("prometheus-query").then(
+      ({ PrometheusDriver }) => new PrometheusDriver(this.driverOptions),
+    ));
+    let result;
     try {
-      answer = await this.follow(url);
+      result = await driver.instantQuery(promql, this.now(), this.evaluationTimeout);
     } catch (rejection) {
+      const refused = refusedRedirect(rejection);
+      if (refused) throw refused;
       throw toPrometheusError(rejection, this.endpoint);
     }
-    return this.outcome(answer);
-  }
-
-  /** GETs `url`, following the redirects the policy allows, all within one timeout. */
-  private async follow(url: URL): Promise<Answer> {
-    const deadline = AbortSignal.timeout(this.timeoutMs);
-    let target = url;
-    let headers = this.headers;
-    for (let redirects = 0; ; redirects++) {
-      const answer = await this.get(target, headers, deadline);
-      if (answer.status < 300 || answer.status >= 400 || answer.location === undefined) return answer;
-      const next = new URL(answer.location, target);
-      const refused = `Prometheus ${this.endpoint}: redirected to ${safeEndpoint(next.href)}`;
-      if ((next.protocol !== "http:" && next.protocol !== "https:") || redirects === MAX_REDIRECTS) {
-        throw new PrometheusConfigError(`${refused}; not followed (${redirects} redirects, http(s) only)`);
-      }
-      if (this.allowRedirect && !this.allowRedirect(next)) {
-        throw new PrometheusConfigError(`${refused}, outside the controller's Prometheus URL policy; not followed`);
-      }
-      // Credentials stay with the origin they were given for.
-      if (next.origin !== target.origin) {
-        const { Authorization: _dropped, ...rest } = headers;
-        headers = rest;
-      }
-      target = next;
-    }
-  }
-
-  private get(url: URL, headers: Record<string, string>, deadline: AbortSignal): Promise<Answer> {
-    const https = url.protocol === "https:";
-    const send = https ? nodeHttps.request : nodeHttp.request;
-    const agent = https ? this.agent : undefined;
-    return new Promise<Answer>((resolve, reject) => {
-      const timedOut = () => {
-        const error = Object.assign(new Error(`no answer within ${this.timeoutMs} ms`), { code: "ETIMEDOUT" });
-        req.destroy(error);
-      };
-      const req = send(url, { method: "GET", headers, ...(agent ? { agent } : {}) });
-      if (deadline.aborted) timedOut();
-      deadline.addEventListener("abort", timedOut, { once: true });
-      const done = () => deadline.removeEventListener("abort", timedOut);
-      req.on("error", (error) => {
-        done();
-        reject(error);
-      });
-      req.on("response", (response: IncomingMessage) => {
-        readBody(response, `Prometheus ${this.endpoint}`).then(
-          (body) => {
-            done();
-            resolve({
-              status: response.statusCode ?? 0,
-              statusText: response.statusMessage ?? "",
-              location: response.headers.location,
-              body,
-            });
-          },
-          (error: unknown) => {
-            done();
-            reject(error instanceof Error ? error : new Error(String(error)));
-          },
-        );
-      });
-      req.end();
-    });
-  }
-
-  /** The answer's outcome: a result, or the error its status or body means. */
-  private outcome(answer: Answer): DataOutcome {
-    const prefix = `Prometheus ${this.endpoint}`;
-    let json: unknown;
-    try {
-      json = JSON.parse(answer.body);
-    } catch {
-      json = undefined;
-    }
-    if (answer.status < 200 || answer.status >= 300) {
-      throw fromHttpAnswer(
-        this.endpoint,
-        answer.status,
-        json ?? answer.body,
-        describeBody(answer.body, answer.statusText),
-      );
-    }
-    if (typeof json !== "object" || json === null || !("status" in json)) {
-      throw new UnexpectedResultError(`${prefix}: the answer is not a Prometheus API response`, {
-        errorType: "client_error",
-      });
-    }
-    const { status, data, errorType, error } = json as {
-      status: unknown;
-      data?: { resultType?: unknown; result?: unknown };
-      errorType?: unknown;
-      error?: unknown;
-    };
-    if (status !== "success" || typeof data !== "object" || data === null) {
-      throw new UnexpectedResultError(`${prefix}: ${typeof error === "string" ? shortText(error) : "no result"}`, {
-        errorType: typeof errorType === "string" ? errorType : "client_error",
-      });
-    }
-    return toOutcome({ resultType: String(data.resultType), result: data.result }, this.endpoint);
+    return toOutcome(result, this.endpoint);
   }
 }
 
-/** The whole body as text, up to MAX_BODY_BYTES. */
-async function readBody(response: IncomingMessage, prefix: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES) {
-      response.destroy();
-      throw new UnexpectedResultError(`${prefix}: the answer is larger than ${MAX_BODY_BYTES} bytes`);
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+/** The refusal thrown by `beforeRedirect`, wherever the HTTP client and the driver wrapped it. */
+function refusedRedirect(rejection: unknown, depth = 0): PrometheusConfigError | undefined {
+  if (rejection instanceof PrometheusConfigError) return rejection;
+  if (typeof rejection !== "object" || rejection === null || depth > 5) return undefined;
+  const { cause, original } = rejection as { cause?: unknown; original?: unknown };
+  return refusedRedirect(cause, depth + 1) ?? refusedRedirect(original, depth + 1);
 }

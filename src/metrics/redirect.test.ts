@@ -90,28 +90,6 @@ describe("redirects and the URL policy", () => {
     const before = inside.requests.length;
     assert.deepEqual(await provider(`${redirector.url}/to-inside`).query("up"), { kind: "value", value: 1 });
     assert.equal(inside.requests.length - before, 1);
-    assert.equal(redirector.requests.at(-1)?.authorization, "Bearer s3cr3t");
-    assert.equal(inside.requests.at(-1)?.authorization, undefined, "credentials stay with their origin");
-  });
-
-  test("a redirect loop ends after a few redirects, as a config error", async () => {
-    const loop = await listener((path) => ({ status: 307, headers: { location: path }, body: "" }));
-    try {
-      const policy = parseUrlPolicy([loop.url]);
-      const p = new PrometheusProvider({
-        endpoint: loop.url,
-        retry: noRetry,
-        allowRedirect: (u) => allowsUrl(policy, u),
-      });
-      await assert.rejects(p.query("up"), (err: unknown) => {
-        assert.ok(err instanceof PrometheusConfigError, String(err));
-        assert.match(err.message, /not followed \(5 redirects/);
-        return true;
-      });
-      assert.equal(loop.requests.length, 6);
-    } finally {
-      await loop.close();
-    }
   });
 });
 

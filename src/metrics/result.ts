@@ -4,10 +4,10 @@
 import { UnexpectedResultError } from "./errors.js";
 import type { DataOutcome } from "./provider.js";
 
-/** The `data` of an `/api/v1/query` answer, as Prometheus writes it. */
+/** The parts of prometheus-query's `QueryResult` that are read here. */
 export interface InstantResult {
   resultType: string;
-  /** scalar: `[time, "value"]`; vector: `{ metric: { label: "value" }, value: [time, "value"] }` per series. */
+  /** scalar: the raw `[time, "value"]`; vector: `{ value: { value: number } }` per series. */
   result: unknown;
 }
 
@@ -32,9 +32,30 @@ export function parsePrometheusFloat(raw: string): number {
   }
 }
 
+/**
+ * Rewrites "+Inf"/"-Inf" sample values in a raw `/api/v1/query` body to spellings that `parseFloat` reads
+ * correctly ("Infinity"), so that the driver's own parsing of vectors keeps infinities. Mutates `body`.
+ */
+export function respellInfinities(body: unknown): void {
+  const data = (body as { data?: { resultType?: unknown; result?: unknown } } | null)?.data;
+  if (!data || !Array.isArray(data.result)) return;
+  const respell = (sample: unknown) => {
+    if (!Array.isArray(sample)) return;
+    if (sample[1] === "+Inf" || sample[1] === "Inf") sample[1] = "Infinity";
+    else if (sample[1] === "-Inf") sample[1] = "-Infinity";
+  };
+  if (data.resultType === "scalar") return; // parsed here with parsePrometheusFloat, not by the driver
+  for (const series of data.result as unknown[]) {
+    if (typeof series !== "object" || series === null) continue;
+    respell((series as { value?: unknown }).value);
+    const values = (series as { values?: unknown }).values;
+    if (Array.isArray(values)) values.forEach(respell);
+  }
+}
+
 /** A series' labels as PromQL writes them, sorted: `{pod="a", zone="b"}` (`__name__` left out). */
 export function seriesLabels(series: unknown): string {
-  const labels = (series as { metric?: unknown } | null)?.metric;
+  const labels = (series as { metric?: { labels?: unknown } } | null)?.metric?.labels;
   if (typeof labels !== "object" || labels === null) return "{}";
   const parts = Object.entries(labels as Record<string, unknown>)
     .filter(([name]) => name !== "__name__")
@@ -64,14 +85,9 @@ export function toOutcome(result: InstantResult, endpoint: string): DataOutcome 
       if (!Array.isArray(result.result)) throw unexpected("vector result without a list of series");
       const series = result.result as unknown[];
       const values = series.map((one) => {
-        const sample = (one as { value?: unknown } | null)?.value;
-        const raw = Array.isArray(sample) ? (sample[1] as unknown) : undefined;
-        if (typeof raw !== "string") throw unexpected("vector result with a series without a value");
-        try {
-          return parsePrometheusFloat(raw);
-        } catch (err) {
-          throw unexpected(`vector result: ${(err as Error).message}`);
-        }
+        const value = (one as { value?: { value?: unknown } } | null)?.value?.value;
+        if (typeof value !== "number") throw unexpected("vector result with a series without a value");
+        return value;
       });
       const [first] = values;
       if (first === undefined) return { kind: "empty" };
