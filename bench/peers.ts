@@ -21,7 +21,7 @@ import { rssMiBOf } from "./apps.js";
 import { machine, resultsPath, writeResults } from "./results.js";
 import { flagger, flaggerBuilt, flaggerFiles } from "./peers/flagger.js";
 import { sleep, type Peer, type PeerContext, type Work } from "./peers/peer.js";
-import { appOf, startCountingProxy } from "./peers/proxy.js";
+import { appOf, startCountingProxy, type CountedRequest } from "./peers/proxy.js";
 import {
   markdownTable,
   readmeBlock,
@@ -100,11 +100,7 @@ const result: PeersResult = {
 console.log("");
 console.log(markdownTable(result));
 for (const p of figures) {
-  const top = Object.entries(p.atRest.byVerb)
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 6)
-    .map(([k, v]) => `${k} ${v}`)
-    .join(", ");
+  const top = formatByVerb(p.atRest.byVerb, 6);
   console.log(
     `${p.label}: at rest, ${p.atRest.requests} requests in ${p.atRest.windowSeconds} s${top ? `: ${top}` : ""}`,
   );
@@ -163,8 +159,7 @@ async function measure(peer: Peer): Promise<PeerFigures> {
     const to = Date.now();
     const rssMiB = rssMiBOf(controller.pid);
     const window = proxy.requests.filter((r) => r.at >= from && r.at < to);
-    const byVerb: Record<string, number> = {};
-    for (const r of window) byVerb[`${r.verb} ${r.resource}`] = (byVerb[`${r.verb} ${r.resource}`] ?? 0) + 1;
+    const byVerb = countByVerb(window);
     log(`${window.length} API requests in ${restSeconds} s at rest; RSS ${rssMiB.toFixed(0)} MiB`);
 
     const rolled = names.slice(0, rollouts);
@@ -182,12 +177,14 @@ async function measure(peer: Peer): Promise<PeerFigures> {
           view.until(`${app}: v2 weighted`, () => peer.weighted(view, namespace, app), timeoutMs),
           view.until(`${app}: at rest on v2`, () => peer.atRest(view, namespace, app, v2), timeoutMs),
         ]);
+        const about = proxy.requests.filter((r) => r.at >= at && r.at <= done && appOf(r.name, [app]) === app);
         return {
           app,
           scaledUpSeconds: (scaled - at) / 1000,
           firstWeightSeconds: (weighted - at) / 1000,
           fullSeconds: (done - at) / 1000,
-          requests: proxy.requests.filter((r) => r.at >= at && r.at <= done && appOf(r.name, [app]) === app).length,
+          requests: about.length,
+          requestsByVerb: countByVerb(about),
         };
       }),
     );
@@ -195,7 +192,7 @@ async function measure(peer: Peer): Promise<PeerFigures> {
     for (const r of results) {
       log(
         `${r.app}: scaled up ${r.scaledUpSeconds.toFixed(2)} s, first weight ${r.firstWeightSeconds.toFixed(2)} s, ` +
-          `done ${r.fullSeconds.toFixed(1)} s, ${r.requests} requests about it`,
+          `done ${r.fullSeconds.toFixed(1)} s, ${r.requests} requests about it: ${formatByVerb(r.requestsByVerb)}`,
       );
     }
     return {
@@ -220,6 +217,22 @@ async function measure(peer: Peer): Promise<PeerFigures> {
     view.stop();
     await proxy.stop();
   }
+}
+
+/** Requests counted by verb and resource (`patch deployments`). */
+function countByVerb(requests: readonly CountedRequest[]): Record<string, number> {
+  const byVerb: Record<string, number> = {};
+  for (const r of requests) byVerb[`${r.verb} ${r.resource}`] = (byVerb[`${r.verb} ${r.resource}`] ?? 0) + 1;
+  return byVerb;
+}
+
+/** `patch deployments 12, create events 9, ...`, most first. */
+function formatByVerb(byVerb: Record<string, number>, top = Infinity): string {
+  return Object.entries(byVerb)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(", ");
 }
 
 /** The resident set of a process, from /proc (what `ps` and a container's memory accounting see). */

@@ -111,12 +111,14 @@ export function startController({
     // A StatefulSet's pods, which carry their revision instead of a track (ADR 0015).
     statefulSetPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${REVISION_LABEL}`),
   };
-  const shardCaches: Informer<unknown>[] = [
-    caches.canaryApps,
-    ...caches.children.values(),
-    caches.secondaryPods,
-    caches.statefulSetPods,
-  ];
+  // Every cache of app objects, by the name its size is published under (canaryapp_cached_objects).
+  const namedCaches = new Map<string, Informer<unknown>>([
+    ["canaryapps", caches.canaryApps],
+    ...[...caches.children].map(([kind, cache]): [string, Informer<unknown>] => [kind.toLowerCase(), cache]),
+    ["secondary-pods", caches.secondaryPods],
+    ["statefulset-pods", caches.statefulSetPods],
+  ]);
+  const shardCaches = [...namedCaches.values()];
   // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
   const secrets = credentialSecretsInformer(api, api, config.namespaces, log.child({ informer: "secrets" }));
   const access = prometheusAccess({
@@ -232,12 +234,7 @@ export function startController({
     ...(metrics ? { hooks: metrics.controllerHooks() } : {}),
   });
   metrics?.setQueueDepthSource(() => controller.queue.len());
-  metrics?.setCacheSource(() => ({
-    canaryapps: caches.canaryApps.list().length,
-    ...Object.fromEntries([...caches.children].map(([kind, cache]) => [kind.toLowerCase(), cache.list().length])),
-    "secondary-pods": caches.secondaryPods.list().length,
-    "statefulset-pods": caches.statefulSetPods.list().length,
-  }));
+  metrics?.setCacheSource(() => Object.fromEntries([...namedCaches].map(([name, cache]) => [name, cache.size()])));
   // Sharded, only the apps of held shares are queued; the others' events are for the replicas holding them
   // (or, for a share of this replica not usable now, remembered until it is: ShardWork).
   const owned =

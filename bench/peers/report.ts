@@ -8,6 +8,8 @@ export interface RolloutFigures {
   fullSeconds: number;
   /** Requests whose object is the app, one of its children or an Event about them. */
   requests: number;
+  /** Those requests by verb and resource (`patch deployments`, `create events`, ...). */
+  requestsByVerb: Record<string, number>;
 }
 
 export interface PeerFigures {

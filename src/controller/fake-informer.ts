@@ -57,6 +57,10 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
     return this.objects.get(`${namespace}/${name}`);
   }
 
+  size(): number {
+    return this.objects.size;
+  }
+
   list(namespace?: string): T[] {
     return [...this.objects.values()].filter((o) => namespace === undefined || o.metadata?.namespace === namespace);
   }

@@ -119,6 +119,7 @@ describe("ListWatchInformer", () => {
     assert.deepEqual(h.events, ["add a@1", "add b@2"]);
     assert.equal(h.informer.get("ns", "a")?.metadata.resourceVersion, "1");
     assert.equal(h.informer.list().length, 2);
+    assert.equal(h.informer.size(), 2);
     assert.equal(h.informer.list("other").length, 0);
     const call = h.watcher.last();
     assert.equal(call.path, "/apis/x.io/v1/namespaces/ns/things");
@@ -600,9 +601,11 @@ describe("createInformer with keep over some namespaces", () => {
     await informer.resync?.();
     assert.equal(lists, 4);
     assert.equal(informer.list().length, 4);
+    assert.equal(informer.size(), 4);
     wanted = "x";
     informer.prune?.();
     assert.equal(informer.list().length, 2);
+    assert.equal(informer.size(), 2);
     await informer.stop();
   });
 });

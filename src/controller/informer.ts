@@ -62,6 +62,8 @@ export interface Informer<T> {
   get(namespace: string, name: string): T | undefined;
   /** Cached objects, of one namespace or all. */
   list(namespace?: string): T[];
+  /** How many objects are cached (without copying them, as `list().length` would). */
+  size(): number;
   onAdd(handler: (obj: T) => void): void;
   onUpdate(handler: (obj: T, old: T) => void): void;
   onDelete(handler: (obj: T) => void): void;
@@ -245,6 +247,10 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
 
   get(namespace: string, name: string): T | undefined {
     return this.store.get(`${namespace}/${name}`);
+  }
+
+  size(): number {
+    return this.store.size;
   }
 
   list(namespace?: string): T[] {
@@ -556,6 +562,12 @@ export class MultiNamespaceInformer<T> implements Informer<T> {
 
   get(namespace: string, name: string): T | undefined {
     return this.byNamespace.get(namespace)?.get(namespace, name);
+  }
+
+  size(): number {
+    let n = 0;
+    for (const informer of this.byNamespace.values()) n += informer.size();
+    return n;
   }
 
   list(namespace?: string): T[] {

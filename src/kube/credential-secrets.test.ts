@@ -16,6 +16,7 @@ function cache(objects: Obj[], synced = true): Informer<Obj> & { adds: number } 
     hasSynced: () => synced,
     get: (ns, name) => byKey.get(key(ns, name)),
     list: (ns) => objects.filter((o) => ns === undefined || o.metadata?.namespace === ns),
+    size: () => objects.length,
     onAdd() {
       this.adds += 1;
     },

@@ -80,6 +80,10 @@ export class EitherInformer<T extends ObjectWithMeta> implements Informer<T> {
     return undefined;
   }
 
+  size(): number {
+    return this.list().length;
+  }
+
   list(namespace?: string): T[] {
     const seen = new Set<string>();
     return this.informers

@@ -181,16 +181,44 @@ describe("the table of make bench-peers", () => {
       peer("canaryapp", {
         rssMiB: 120,
         rollouts: [
-          { app: "a", scaledUpSeconds: 0.03, firstWeightSeconds: 0.2, fullSeconds: 50.2, requests: 36 },
-          { app: "b", scaledUpSeconds: 0.05, firstWeightSeconds: 0.3, fullSeconds: 50.4, requests: 36 },
+          {
+            app: "a",
+            scaledUpSeconds: 0.03,
+            firstWeightSeconds: 0.2,
+            fullSeconds: 50.2,
+            requests: 36,
+            requestsByVerb: {},
+          },
+          {
+            app: "b",
+            scaledUpSeconds: 0.05,
+            firstWeightSeconds: 0.3,
+            fullSeconds: 50.4,
+            requests: 36,
+            requestsByVerb: {},
+          },
         ],
       }),
       peer("Flagger 1.44.0", {
         rssMiB: 60,
         atRest: { windowSeconds: 60, requests: 1440, requestsPerMinute: 1440, byVerb: {} },
         rollouts: [
-          { app: "a", scaledUpSeconds: 1.2, firstWeightSeconds: 11, fullSeconds: 81, requests: 160 },
-          { app: "b", scaledUpSeconds: 9.3, firstWeightSeconds: 19, fullSeconds: 89, requests: 180 },
+          {
+            app: "a",
+            scaledUpSeconds: 1.2,
+            firstWeightSeconds: 11,
+            fullSeconds: 81,
+            requests: 160,
+            requestsByVerb: {},
+          },
+          {
+            app: "b",
+            scaledUpSeconds: 9.3,
+            firstWeightSeconds: 19,
+            fullSeconds: 89,
+            requests: 180,
+            requestsByVerb: {},
+          },
         ],
       }),
     ],
