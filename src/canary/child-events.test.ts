@@ -55,6 +55,19 @@ describe("childEvents", () => {
     });
   }
 
+  test("updates a transition explains are not told again; creations and deletions are", () => {
+    const changes: ChildChange[] = [
+      { action: "Updated", kind: "VirtualService", name: "web" },
+      created("Service", "web-secondary"),
+      { action: "Deleted", kind: "Deployment", name: "web-secondary" },
+    ];
+    assert.deepEqual(
+      childEvents(changes, true).map((e) => e.message),
+      ["Created Service web-secondary", "Deleted Deployment web-secondary"],
+    );
+    assert.deepEqual(childEvents([{ action: "Updated", kind: "VirtualService", name: "web" }], true), []);
+  });
+
   test("every change is named in exactly one Event, and there is at most one Event per action", () => {
     const change = fc.record({
       action: fc.constantFrom("Created" as const, "Updated" as const, "Deleted" as const),

@@ -99,6 +99,14 @@ class ChildNotOwnedError extends Error {
 }
 
 export class CanaryReconciler {
+  /**
+   * Per app, the transition whose Events this process has told (all of them exist now). Marking them told in
+   * status is not worth a status write of its own: the mark rides on the next write the app needs anyway,
+   * and until then this memory keeps them from being told twice. A process without it (a restart, another
+   * replica) tells them again within REPLAY_SECONDS, each a 409 the recorder ignores (told-events.ts).
+   */
+  readonly #told = new Map<string, string>();
+
   constructor(private readonly deps: ReconcilerDeps) {}
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -117,7 +125,7 @@ export class CanaryReconciler {
       now,
     });
     if (planning.kind === "invalid") {
-      if (await this.record(app, planning.plan, key, log, now)) await this.persist(app, told(app.status ?? {}), key);
+      await this.record(app, planning.plan, key, log, now);
       return this.finish(app);
     }
     let plan: Plan;
@@ -139,11 +147,9 @@ export class CanaryReconciler {
       app.metadata.generation,
       now,
     );
-    await this.persist(
-      app,
-      this.noticed(app, toldAll ? told(applied) : applied, now, [], this.newRejection(app, rejection)),
-      key,
-    );
+    const next = this.noticed(app, applied, now, [], this.newRejection(app, rejection));
+    // The Events are marked told only in a write the app needs anyway (see #told).
+    await this.persist(app, toldAll && !statusEqual(app.status, next) ? told(next) : next, key);
     if (rejection !== undefined) {
       // Retrying cannot help until the spec changes, and a spec change reconciles again by itself; an object
       // in the way that is not ours may be handed over with an annotation on it, which no watch of ours sees.
@@ -159,6 +165,7 @@ export class CanaryReconciler {
     const cached = this.deps.caches.canaryApps.get(namespace, name);
     if (!cached) {
       // Deleted: the garbage collector removes the children through their owner references.
+      this.#told.delete(key);
       this.deps.observer.appRemoved(namespace, name);
       this.deps.analyses.forget(key);
       this.deps.notices?.deliveries.forget(key);
@@ -216,12 +223,23 @@ export class CanaryReconciler {
     return this.tell(app, log, now);
   }
 
+  /** Names the transition whose Events the app's status records: its uid, number and time. */
+  private transitionOf(app: CanaryApp): string | undefined {
+    const last = app.status?.lastEvents;
+    return last === undefined ? undefined : `${app.metadata.uid ?? ""}/${last.seq}/${last.at}`;
+  }
+
   /** Tells the Events the app's status records as pending; resolves to whether they all exist now. */
   private async tell(app: CanaryApp, log: Logger, now: Date): Promise<boolean> {
     const last = app.status?.lastEvents;
     if (last?.pending === undefined) return true;
+    const key = `${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`;
+    const transition = this.transitionOf(app);
+    if (this.#told.get(key) === transition) return true;
     if (stale(last, now)) {
+      // Said once per process: the mark stays pending in status until the app's next write.
       log.warn({ transition: last.seq, at: last.at }, "the last transition's Events are too old to tell again");
+      if (transition !== undefined) this.#told.set(key, transition);
       return true;
     }
     let all = true;
@@ -235,6 +253,7 @@ export class CanaryReconciler {
       if (event.type === "Warning") log.warn(fields, event.message);
       else log.info(fields, event.message);
     }
+    if (all && transition !== undefined) this.#told.set(key, transition);
     return all;
   }
 
@@ -327,8 +346,9 @@ export class CanaryReconciler {
     try {
       return await this.change(app, spec, result, log, changes);
     } finally {
-      // What was done is told even when a later child failed: one Event per kind of change (child-events.ts).
-      for (const event of childEvents(changes)) await this.emit(app, event, log);
+      // What was done is told even when a later child failed: one Event per kind of change, updates only when
+      // no transition of this plan tells them (child-events.ts).
+      for (const event of childEvents(changes, result.events.length > 0)) await this.emit(app, event, log);
     }
   }
 

@@ -74,6 +74,22 @@ describe("rollout: promotion", () => {
       "no warnings for a good image",
     );
 
+    // What one rollout costs the API server: each transition is one status write, and a weight the transition's
+    // own Event tells (StepAdvanced) is not told a second time as "Updated VirtualService".
+    const writes = env.controller?.observer.writesSince(patched.at) ?? [];
+    const byVerb = new Map<string, number>();
+    for (const w of writes) byVerb.set(`${w.verb} ${w.kind}`, (byVerb.get(`${w.verb} ${w.kind}`) ?? 0) + 1);
+    console.log(`# ${name}: ${writes.length} writes: ${[...byVerb].map(([k, n]) => `${k} ${n}`).join(", ")}`);
+    console.log(`# ${name}: Events ${reasons.join(", ")}`);
+    // Each transition is written once: the mark that its Events were told rides on a later write (it was a
+    // write of its own, 27 status writes for these 9 transitions).
+    const transitions = events.filter((e) =>
+      ["TestStarted", "StepAdvanced", "Promoting", "PrimaryUpdated", "Promoted"].includes(e.reason),
+    ).length;
+    assert.equal(transitions, 9);
+    const statusWrites = writes.filter((w) => w.verb === "status").length;
+    assert.ok(statusWrites < 2 * transitions, `${statusWrites} status writes for ${transitions} transitions`);
+
     const timings = recordTimings(env, recorder, patched);
     console.log(
       `# ${name}: secondary created ${timings.secondaryCreatedMs} ms after the patch; steps took ${timings.stepExtraMs.join(", ")} ms beyond the interval`,
