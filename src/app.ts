@@ -245,6 +245,13 @@ export function startController({
     };
   controller.watch(caches.canaryApps, owned(objectKey));
   for (const child of caches.children.values()) controller.watch(child, owned(keyFromLabel(LABELS.app)));
+  // The reconciler skips a child whose write its cache has not shown yet; any event of the child ends that.
+  for (const [kind, cache] of caches.children) {
+    const seen = (obj: ObjectWithMeta): void => reconciler.childSeen(kind, obj);
+    cache.onAdd(seen);
+    cache.onUpdate(seen);
+    cache.onDelete(seen);
+  }
   controller.watch(caches.secondaryPods, owned(keyFromLabel(LABELS.app)));
   controller.watch(caches.statefulSetPods, owned(keyFromLabel(LABELS.app)));
   // A credentials Secret labelled, changed or removed: its apps are judged again.

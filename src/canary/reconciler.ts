@@ -7,7 +7,7 @@ import { splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import { desiredChildren, type ChildObject } from "../resources/children.js";
 import { takeOverRefusal } from "../resources/ownership.js";
-import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
+import { alreadyApplied, APPLIED_HASH_ANNOTATION, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { WorkloadTarget } from "../workload/workload.js";
 import type { RenderedCheck } from "../rollout/checks.js";
@@ -71,6 +71,13 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
 }
 
+/** What `#unseen` holds for a child this process deleted. */
+const DELETED = "deleted";
+
+function childKey(kind: string, namespace: string | undefined, name: string | undefined): string {
+  return `${kind}/${namespace ?? ""}/${name ?? ""}`;
+}
+
 /** Thrown when the status write lost a race; the key is simply reconciled again on fresh state. */
 export class StaleStatusError extends Error {
   constructor(key: string, options?: { cause?: unknown }) {
@@ -106,6 +113,15 @@ export class CanaryReconciler {
    * replica) tells them again within REPLAY_SECONDS, each a 409 the recorder ignores (told-events.ts).
    */
   readonly #told = new Map<string, string>();
+  /**
+   * Children this process wrote (applied, created or deleted) whose write the caches have not shown yet, with
+   * what was written: the applied hash, or DELETED. A reconcile that comes before the cache catches up (the
+   * app's own status write races its child's watch event) skips a child whose desired state it already wrote,
+   * instead of writing it again and telling an "Updated" nobody made. Any event of the child in its cache ends
+   * the entry (`childSeen`): then the cache is compared as always, and a change made by someone else in
+   * between is repaired as always.
+   */
+  readonly #unseen = new Map<string, string>();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -221,6 +237,11 @@ export class CanaryReconciler {
     );
     await this.persist(app, status, key);
     return this.tell(app, log, now);
+  }
+
+  /** The cache shows an event of a child: a write of it by this process is no longer ahead of the cache. */
+  childSeen(kind: string, obj: { metadata?: { namespace?: string; name?: string } }): void {
+    if (this.#unseen.size > 0) this.#unseen.delete(childKey(kind, obj.metadata?.namespace, obj.metadata?.name));
   }
 
   /** Names the transition whose Events the app's status records: its uid, number and time. */
@@ -368,8 +389,12 @@ export class CanaryReconciler {
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);
       if (alreadyApplied(hashed, existing)) continue;
+      const key = childKey(child.kind, child.metadata.namespace, child.metadata.name);
+      const hash = hashed.metadata.annotations?.[APPLIED_HASH_ANNOTATION] ?? "";
+      if (this.#unseen.get(key) === hash) continue;
       if (existing === undefined) await this.create(app, hashed);
       else await this.deps.writer.apply(hashed);
+      this.#unseen.set(key, hash);
       const action = existing ? "Updated" : "Created";
       // At info, the one Event per kind of change (logged as it is recorded) names every child.
       log.debug({ kind: child.kind, child: child.metadata.name }, `${action.toLowerCase()} child`);
@@ -380,7 +405,10 @@ export class CanaryReconciler {
     }
     for (const ref of desired.remove) {
       if (!childCache(this.deps.caches, ref.kind).get(ref.namespace, ref.name)) continue;
+      const key = childKey(ref.kind, ref.namespace, ref.name);
+      if (this.#unseen.get(key) === DELETED) continue;
       await this.deps.writer.remove(ref);
+      this.#unseen.set(key, DELETED);
       log.debug({ kind: ref.kind, child: ref.name }, "deleted child");
       changes.push({ action: "Deleted", kind: ref.kind, name: ref.name });
     }
