@@ -304,6 +304,24 @@ describe("Controller", () => {
     assert.equal(s.parents.stopped, true);
   });
 
+  test("a long queue of reconciles with nothing to await still lets the event loop turn", async () => {
+    // Each reconcile burns 5 ms and resolves at once, as one over a settled app does: 40 of them back to back
+    // would hold the loop for 200 ms (no probe answered, no watch event read, no lease renewed).
+    const busy: Reconcile = () => {
+      const until = performance.now() + 5;
+      while (performance.now() < until);
+      return Promise.resolve({});
+    };
+    const s = setup(busy, { workers: 1, parents: Array.from({ length: 40 }, (_, i) => thing(`app-${i}`)) });
+    let doneWhenLoopTurned = -1;
+    setImmediate(() => (doneWhenLoopTurned = s.outcomes.length));
+    s.running = s.controller.run();
+    while (s.outcomes.length < 40) await flush();
+    assert.ok(doneWhenLoopTurned >= 0 && doneWhenLoopTurned < 40, `the loop turned after ${doneWhenLoopTurned} of 40`);
+    await s.controller.stop();
+    await s.running;
+  });
+
   test("rejects a bad worker count and informers added while running", async () => {
     assert.throws(
       () => new Controller({ name: "x", reconcile: ok, workers: 0, log: pino({ level: "silent" }) }),

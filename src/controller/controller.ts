@@ -55,6 +55,8 @@ export interface Health {
 }
 
 export const DEFAULT_STUCK_AFTER_MS = 120_000;
+/** The longest a worker reconciles without letting the event loop turn (real time, not the injected clock). */
+export const WORK_SLICE_MS = 20;
 
 /**
  * A generic controller in the manner of client-go's: informers feed keys into a rate-limited work queue,
@@ -228,10 +230,18 @@ export class Controller {
   }
 
   private async worker(): Promise<void> {
+    let turnAt = performance.now();
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
       await this.process(key);
+      // A reconcile with nothing to write (a restart over thousands of settled apps) resolves in microtasks
+      // alone: back to back, they would keep the event loop from probes, watch events and lease renewals
+      // until the queue is empty. So a worker lets the loop turn after each slice of work.
+      if (performance.now() - turnAt >= WORK_SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        turnAt = performance.now();
+      }
     }
   }
 
