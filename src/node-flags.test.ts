@@ -32,7 +32,6 @@ describe("the controller's node flags", () => {
       "--optimize-for-size",
       "--max-opt=1",
       "--no-node-snapshot",
-      "--single-threaded",
     ]);
     assert.deepEqual(controllerNodeFlags({ CONTROLLER_NODE_FLAGS: " --max-semi-space-size=1  --jitless " }), [
       "--max-semi-space-size=1",
