@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "./api/clock.js";
 import { systemClock } from "./api/clock.js";
 import { LABELS, MANAGED_BY_VALUE, REVISION_LABEL } from "./api/types.js";
+import type { CanaryApp } from "./api/types.js";
 import type { ReconcileObserver } from "./canary/ports.js";
 import { AnalysisRuns } from "./canary/analysis-runs.js";
 import { CanaryReconciler } from "./canary/reconciler.js";
@@ -14,7 +15,8 @@ import { keyFromLabel, objectKey, splitKey } from "./controller/keys.js";
 import type { StopReason } from "./controller/leader-election.js";
 import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
 import { ShardElector } from "./controller/shard-election.js";
-import { ShardWork } from "./controller/shard-work.js";
+import { ShardWork, type ShardCache } from "./controller/shard-work.js";
+import { shareLabelValue, shareSelector } from "./controller/shards.js";
 import { fencedEvents, fencedWriter } from "./canary/fenced.js";
 import type { ClusterWriter, EventSink } from "./canary/ports.js";
 import type { WriteObserver } from "./kube/cluster.js";
@@ -118,7 +120,15 @@ export function startController({
     ["secondary-pods", caches.secondaryPods],
     ["statefulset-pods", caches.statefulSetPods],
   ]);
-  const shardCaches = [...namedCaches.values()];
+  // A share gained is loaded by its label where the controller writes one (the children it applies); the
+  // CanaryApps (the user's objects) and pods (labelled by their template) carry none, and are listed whole.
+  const byShareLabel = new Set<Informer<unknown>>(caches.children.values());
+  const shardCaches = [...namedCaches.values()].map((cache): ShardCache => ({
+    load: (shares) =>
+      cache.load?.(byShareLabel.has(cache) ? shareSelector(LABELS.share, shares, config.shards) : undefined) ??
+      Promise.resolve(),
+    prune: () => cache.prune?.(),
+  }));
   // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
   const secrets = credentialSecretsInformer(api, api, config.namespaces, log.child({ informer: "secrets" }));
   const access = prometheusAccess({
@@ -148,10 +158,7 @@ export function startController({
         termOf: (share) => shards.term(share),
         queue: { add: (key) => controller.queue.add(key), remove: (key) => controller.queue.remove(key) },
         appKeys: () => caches.canaryApps.list().flatMap((app) => objectKey(app) ?? []),
-        caches: shardCaches.map((cache) => ({
-          resync: () => cache.resync?.() ?? Promise.resolve(),
-          prune: () => cache.prune?.(),
-        })),
+        caches: shardCaches,
         dropped: (key) => {
           const { namespace, name } = splitKey(key);
           observer.appRemoved(namespace, name);
@@ -217,6 +224,14 @@ export function startController({
       }),
       enabled: (app) => hasReceivers(app, config.notificationURL),
     },
+    // Sharded, every child carries its app's share, by which a replica gaining the share lists it.
+    ...(fence !== undefined
+      ? {
+          childLabels: (app: CanaryApp) => ({
+            [LABELS.share]: shareLabelValue(fence.shareOf(objectKey(app) ?? ""), config.shards),
+          }),
+        }
+      : {}),
     vetPrometheus: (app) => access.vet(app) ?? webhookRefusal(app, (url) => allowsUrl(access.policy, url)),
     router: istioRouter,
     workload: deploymentTarget,
