@@ -11,12 +11,12 @@ import type { Config } from "./config.js";
 import { Controller, type Health } from "./controller/controller.js";
 import type { Informer, ObjectWithMeta } from "./controller/informer.js";
 import { createInformer } from "./controller/informer.js";
-import { keyFromLabel, objectKey, splitKey } from "./controller/keys.js";
+import { keyFromLabel, objectKey, splitKey, type KeyedObject } from "./controller/keys.js";
 import type { StopReason } from "./controller/leader-election.js";
 import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
 import { ShardElector } from "./controller/shard-election.js";
 import { ShardWork, type ShardCache } from "./controller/shard-work.js";
-import { shareLabelValue, shareSelector } from "./controller/shards.js";
+import { shareLabelValue, shareOf, shareSelector } from "./controller/shards.js";
 import { fencedEvents, fencedWriter } from "./canary/fenced.js";
 import type { ClusterWriter, EventSink } from "./canary/ports.js";
 import type { WriteObserver } from "./kube/cluster.js";
@@ -92,6 +92,7 @@ export function startController({
     kind: KindInfo<T>,
     keyOf: (obj: T) => string | undefined,
     labelSelector?: string,
+    labelled?: (obj: T) => boolean,
   ): Informer<T> =>
     createInformer<T>({
       type: kind,
@@ -102,12 +103,24 @@ export function startController({
       log: log.child({ informer: kind.plural }),
       ...(kind.trim !== undefined ? { transform: kind.trim } : {}),
       ...(sharded ? { keep: (obj: T) => work?.keepsKey(keyOf(obj)) ?? false } : {}),
+      ...(sharded && labelled !== undefined ? { labelled } : {}),
     });
   const appOfChild = keyFromLabel(LABELS.app);
+  // A child a share is loaded by: labelled with its app's share under the current share count (one written
+  // unsharded, or under another count, is not; an object of no app needs no load, it is always kept).
+  const shareLabelled = (child: KeyedObject): boolean => {
+    const key = appOfChild(child);
+    return (
+      key === undefined ||
+      child.metadata?.labels?.[LABELS.share] === shareLabelValue(shareOf(key, config.shards), config.shards)
+    );
+  };
 
   const caches = {
     canaryApps: informer(CANARY_APPS, objectKey),
-    children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, appOfChild, CHILD_SELECTOR)])),
+    children: new Map(
+      CHILD_KINDS.map((kind) => [kind.kind, informer(kind, appOfChild, CHILD_SELECTOR, shareLabelled)]),
+    ),
     // Only the secondaries' pods: the digest under test is read from them (ADR 0011).
     secondaryPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
     // A StatefulSet's pods, which carry their revision instead of a track (ADR 0015).

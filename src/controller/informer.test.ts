@@ -82,7 +82,13 @@ interface Harness {
   lines: Record<string, unknown>[];
 }
 
-function harness(initial: Obj[], listRv = "10", transform?: (o: Obj) => Obj, keep?: (o: Obj) => boolean): Harness {
+function harness(
+  initial: Obj[],
+  listRv = "10",
+  transform?: (o: Obj) => Obj,
+  keep?: (o: Obj) => boolean,
+  labelled?: (o: Obj) => boolean,
+): Harness {
   const watcher = new FakeWatcher();
   const clock = new FakeClock();
   const { log, lines } = logCapture();
@@ -106,6 +112,7 @@ function harness(initial: Obj[], listRv = "10", transform?: (o: Obj) => Obj, kee
     watchTimeoutSeconds: () => 420,
     ...(transform !== undefined ? { transform } : {}),
     ...(keep !== undefined ? { keep } : {}),
+    ...(labelled !== undefined ? { labelled } : {}),
   });
   const events: string[] = [];
   informer.onAdd((o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
@@ -695,6 +702,43 @@ describe("ListWatchInformer.load (a widened filter loaded while the watch goes o
     await loading;
     assert.equal(h.informer.get("ns", "b")?.metadata.resourceVersion, "14");
     assert.deepEqual(h.events, ["add a@1", "add b@14"]);
+    await h.informer.stop();
+  });
+
+  test("while an object without its label is known (kept or not), a load lists everything; then it narrows again", async () => {
+    const wanted = new Set(["a"]);
+    // b and c were written before the label: a list narrowed by it would not find them.
+    const h = harness(
+      [obj("a", "1"), obj("b", "5", "unlabelled"), obj("c", "6", "unlabelled")],
+      "10",
+      undefined,
+      (o) => wanted.has(o.metadata.name ?? ""),
+      (o) => o.data !== "unlabelled",
+    );
+    h.informer.start();
+    await flush();
+    wanted.add("b");
+    h.lists.result = () =>
+      Promise.resolve({
+        metadata: { resourceVersion: "20" },
+        items: [obj("a", "1"), obj("b", "5", "unlabelled"), obj("c", "6", "unlabelled")],
+      });
+    await h.informer.load("share=b");
+    assert.equal(h.lists.selectors.at(-1), undefined, "a full list");
+    assert.equal(h.informer.get("ns", "b")?.metadata.resourceVersion, "5", "b is found");
+    assert.equal(h.informer.get("ns", "c"), undefined, "c is listed, not kept");
+    // b is labelled now (applied again), c deleted: every object the server has carries its label.
+    h.watcher.last().emit("MODIFIED", obj("b", "12"));
+    await h.informer.load("share=b");
+    assert.equal(h.lists.selectors.at(-1), undefined, "c (not kept) is still unlabelled");
+    h.watcher.last().emit("DELETED", obj("c", "13", "unlabelled"));
+    h.lists.result = () => Promise.resolve({ metadata: { resourceVersion: "20" }, items: [] });
+    await h.informer.load("share=d");
+    assert.equal(h.lists.selectors.at(-1), "share=d", "narrowed again");
+    // An object watched without its label is remembered too.
+    h.watcher.last().emit("ADDED", obj("e", "14", "unlabelled"));
+    await h.informer.load("share=d");
+    assert.equal(h.lists.selectors.at(-1), undefined);
     await h.informer.stop();
   });
 

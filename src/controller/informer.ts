@@ -117,6 +117,13 @@ export interface ListWatchOptions<T> {
    * admits now, `prune` forgets what it no longer admits. Default: every object.
    */
   keep?: (obj: T) => boolean;
+  /**
+   * Whether an object carries the label a narrowed `load` finds it by (its share's). The informer remembers
+   * every object it has seen without (from its full lists and every watch event since, kept or not), and while
+   * any is left, a `load` lists everything instead of narrowing: a narrowed list would miss it. Default: none
+   * is needed.
+   */
+  labelled?: (obj: T) => boolean;
 }
 
 /**
@@ -190,6 +197,8 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
   private readonly loads = new Set<Set<string>>();
   /** How many lists have replaced the cache: a load that sees this change was overtaken by a relist. */
   private relists = 0;
+  /** The keys of the objects on the server that are not `labelled` (as the last list and the watch since say). */
+  private readonly unlabelled = new Set<string>();
 
   constructor(private readonly options: ListWatchOptions<T>) {
     this.clock = options.clock ?? systemClock;
@@ -242,11 +251,21 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
    * admits are cached and told as a list tells them (add, or update when the cached version differs); none
    * is removed (deletions are the watch's). A full relist that completes meanwhile has loaded everything
    * `keep` admits at a later point: the load's list is then dropped.
+   *
+   * While an object is known on the server without its label (`labelled`), the load lists every object
+   * instead: written before the label was, it would not be found by it.
    */
   async load(labelSelector?: string): Promise<void> {
     const abort = this.abort;
     if (abort === undefined) return;
     const signal = abort.signal;
+    if (labelSelector !== undefined && this.unlabelled.size > 0) {
+      this.log.info(
+        { unlabelled: this.unlabelled.size, labelSelector },
+        "objects without the label a load lists by: loading by a full list",
+      );
+      labelSelector = undefined;
+    }
     let failures = 0;
     while (!signal.aborted) {
       const touched = new Set<string>();
@@ -412,7 +431,10 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     if (list === undefined) return;
     const next = new Map<string, T>();
     const keep = this.options.keep;
+    const labelled = this.options.labelled;
+    this.unlabelled.clear();
     for (const item of list.items) {
+      if (labelled !== undefined && !labelled(item)) this.unlabelled.add(keyOf(item));
       if (keep !== undefined && !keep(item)) continue;
       const obj = normalise(item, this.options.transform);
       next.set(keyOf(obj), obj);
@@ -515,6 +537,11 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       const key = keyOf(raw);
       for (const touched of this.loads) touched.add(key);
     }
+    const labelled = this.options.labelled;
+    if (labelled !== undefined) {
+      if (type !== "DELETED" && !labelled(raw)) this.unlabelled.add(keyOf(raw));
+      else this.unlabelled.delete(keyOf(raw));
+    }
     const keep = this.options.keep;
     if (keep !== undefined && !keep(raw)) {
       // Not ours (another replica's share): not cached, nobody told. One cached before is forgotten.
@@ -591,6 +618,8 @@ export interface InformerOptions<T> {
   transform?: (obj: T) => T;
   /** See ListWatchOptions.keep. */
   keep?: (obj: T) => boolean;
+  /** See ListWatchOptions.labelled. */
+  labelled?: (obj: T) => boolean;
 }
 
 /**
@@ -610,6 +639,7 @@ export function createInformer<T extends ObjectWithMeta>(options: InformerOption
       backoff: options.backoff,
       transform: options.transform,
       ...(options.keep !== undefined ? { keep: options.keep } : {}),
+      ...(options.labelled !== undefined ? { labelled: options.labelled } : {}),
     });
   const namespaces = [...new Set(options.namespaces ?? [])];
   if (namespaces.length === 0) return make(undefined);
