@@ -36,7 +36,7 @@ export interface ShardsResult {
   }[];
   /** From the SIGKILL until the survivors hold every share of the killed replica. */
   takeoverMs: number;
-  /** From the SIGKILL until the survivors' shares cover every app again. */
+  /** From the SIGKILL until the survivors' shares cover every app again, loaded (no share still loading). */
   appsCoveredAgainMs: number;
 }
 
@@ -118,11 +118,16 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
       await sleep(100);
     }
     const takeoverMs = Date.now() - killedAt;
+    // Covered: the survivors' shares hold every app and none of them is still loading its caches (a share's
+    // apps are worked on only once its load is over).
     for (;;) {
       const covered = (await Promise.all(survivors.map((c) => c.metric("canaryapp_shard_apps")))).reduce(
         (a, b) => a + b,
       );
-      if (covered >= apps) break;
+      const loading = (await Promise.all(survivors.map((c) => c.metric("canaryapp_shards_loading")))).reduce(
+        (a, b) => a + b,
+      );
+      if (covered >= apps && loading === 0) break;
       await sleep(100);
     }
     const appsCoveredAgainMs = Date.now() - killedAt;

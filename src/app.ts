@@ -306,7 +306,7 @@ export function startController({
         const key = objectKey(app);
         return key !== undefined && held.has(fence?.shareOf(key) ?? -1);
       }).length;
-      return { shares: held.size, apps };
+      return { shares: held.size, apps, loading: work?.loadingShares().length ?? 0 };
     });
     const running = controller.run();
     shards.start();
