@@ -160,6 +160,11 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
       await sleep(100);
     }
     const appsCoveredAgainMs = Date.now() - killedAt;
+    for (const c of survivors) {
+      for (const line of c.logs.filter((l) => l["msg"] === "loaded the objects of shares gained").slice(-4)) {
+        progress(`${c.identity}: loaded shares ${JSON.stringify(line["shares"])} in ${String(line["ms"])} ms`);
+      }
+    }
     return {
       apps,
       replicas: controllers.length,

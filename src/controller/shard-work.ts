@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { systemClock, type Clock } from "../api/clock.js";
 import { toError } from "../kube/errors.js";
 import { Fence } from "./fence.js";
 
@@ -41,6 +42,13 @@ export interface ShardWorkOptions {
   /** An app's work was dropped (its share was lost): forget what is kept per app. */
   dropped?: (key: string) => void;
   log: Logger;
+  /** Times the loads (logged). Default: the system clock. */
+  clock?: Clock;
+  /**
+   * Runs `fn` on a later turn of the event loop (default `setImmediate`): a load begins there, so that the
+   * shares whose Lease writes were answered together are loaded together.
+   */
+  defer?: (fn: () => void) => void;
 }
 
 /**
@@ -176,20 +184,29 @@ export class ShardWork {
   }
 
   private beginNext(): void {
-    const batch = this.next;
-    if (this.loadInFlight || batch === undefined) return;
-    this.next = undefined;
+    if (this.loadInFlight || this.next === undefined) return;
     this.loadInFlight = true;
-    batch.begin();
-    void batch.loaded.then(() => {
-      this.loadInFlight = false;
-      this.beginNext();
+    (this.options.defer ?? setImmediate)(() => {
+      const batch = this.next;
+      this.next = undefined;
+      if (batch === undefined) {
+        this.loadInFlight = false;
+        return;
+      }
+      batch.begin();
+      void batch.loaded.then(() => {
+        this.loadInFlight = false;
+        this.beginNext();
+      });
     });
   }
 
   private async load(shares: readonly number[]): Promise<void> {
+    const clock = this.options.clock ?? systemClock;
+    const began = clock.now();
     try {
       await Promise.all(this.caches.map((cache) => cache.load(shares)));
+      this.options.log.info({ shares, ms: clock.now() - began }, "loaded the objects of shares gained");
     } catch (error) {
       // The informers retry their lists themselves; a rejection here is a stop. Work on what is cached.
       this.options.log.warn({ err: toError(error) }, "could not load the objects of a share gained");
