@@ -136,6 +136,7 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
 
     const [victim, ...survivors] = controllers;
     if (victim === undefined) throw new Error("no replica");
+    const logsBefore = new Map(survivors.map((c) => [c, c.logs.length]));
     const theirs = (await shareHolders()).flatMap((h, share) => (h === victim.identity ? [share] : []));
     await victim.kill("SIGKILL");
     const killedAt = Date.now();
@@ -161,6 +162,19 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
     }
     const appsCoveredAgainMs = Date.now() - killedAt;
     for (const c of survivors) {
+      // Shares a survivor gave up after the kill (its renewals late: its fence closed), and why.
+      const since = c.logs.slice(logsBefore.get(c) ?? 0);
+      const why = new Map<string, number>();
+      for (const l of since) {
+        const msg = String(l["msg"]);
+        if (msg === "gave up a share" || msg.startsWith("could not")) {
+          const err = l["err"] as { message?: unknown } | undefined;
+          const what = `${msg}: ${JSON.stringify(l["why"] ?? err?.message ?? "")}`.slice(0, 160);
+          why.set(what, (why.get(what) ?? 0) + 1);
+        }
+      }
+      const tookLines = since.filter((l) => l["msg"] === "took a share").length;
+      progress(`${c.identity}: since the kill, took ${tookLines} shares; ${JSON.stringify([...why])}`);
       for (const line of c.logs.filter((l) => l["msg"] === "loaded the objects of shares gained").slice(-4)) {
         progress(`${c.identity}: loaded shares ${JSON.stringify(line["shares"])} in ${String(line["ms"])} ms`);
       }

@@ -263,7 +263,7 @@ describe("ShardWork", () => {
 });
 
 describe("ShardWork loads", () => {
-  test("shares gained together are loaded together, and those gained during a load by the next; each stays closed until its load ends", async () => {
+  test("shares gained while a load is in flight are loaded together by the next; each stays closed until its load ends", async () => {
     const held = new Set<number>();
     const loads: { shares: readonly number[]; done: () => void }[] = [];
     const queued: string[] = [];
@@ -283,38 +283,34 @@ describe("ShardWork loads", () => {
     const keyIn = (share: number): string => {
       for (let i = 0; ; i++) if (shareOf(`shop/app-${i}`, SHARES) === share) return `shop/app-${i}`;
     };
-    held.add(0).add(1).add(2).add(3);
-    // Gained on one turn (their Lease writes answered together): one load, on the next turn.
+    held.add(0).add(1).add(2);
     work.gained(0);
     work.gained(1);
-    assert.equal(loads.length, 0, "the load begins on a later turn");
-    await flush();
+    work.gained(2);
     assert.deepEqual(
       loads.map((l) => l.shares),
-      [[0, 1]],
+      [[0]],
+      "one load at a time",
     );
-    // Gained while that load is in flight: they wait, and are loaded together after it.
-    work.gained(2);
-    work.gained(3);
-    await flush();
-    assert.equal(loads.length, 1, "one load at a time");
-    assert.deepEqual(work.loadingShares(), [0, 1, 2, 3]);
+    assert.deepEqual(work.loadingShares(), [0, 1, 2]);
     assert.equal(work.fence.owns(keyIn(1)), false, "a share loading is not usable");
     loads[0]?.done();
     await flush();
-    await flush();
     assert.deepEqual(
       loads.map((l) => l.shares),
-      [
-        [0, 1],
-        [2, 3],
-      ],
+      [[0], [1, 2]],
     );
-    assert.deepEqual(work.loadingShares(), [2, 3]);
+    assert.deepEqual(work.loadingShares(), [1, 2]);
     assert.equal(work.fence.owns(keyIn(0)), true);
     loads[1]?.done();
     await flush();
     assert.deepEqual(work.loadingShares(), []);
-    assert.equal(work.fence.owns(keyIn(3)), true);
+    assert.equal(work.fence.owns(keyIn(2)), true);
+    work.gained(3);
+    held.add(3);
+    assert.deepEqual(loads.at(-1)?.shares, [3], "nothing in flight: a gained share is loaded at once");
+    loads.at(-1)?.done();
+    await flush();
+    assert.deepEqual(work.loadingShares(), []);
   });
 });

@@ -44,11 +44,6 @@ export interface ShardWorkOptions {
   log: Logger;
   /** Times the loads (logged). Default: the system clock. */
   clock?: Clock;
-  /**
-   * Runs `fn` on a later turn of the event loop (default `setImmediate`): a load begins there, so that the
-   * shares whose Lease writes were answered together are loaded together.
-   */
-  defer?: (fn: () => void) => void;
 }
 
 /**
@@ -184,20 +179,14 @@ export class ShardWork {
   }
 
   private beginNext(): void {
-    if (this.loadInFlight || this.next === undefined) return;
+    const batch = this.next;
+    if (this.loadInFlight || batch === undefined) return;
+    this.next = undefined;
     this.loadInFlight = true;
-    (this.options.defer ?? setImmediate)(() => {
-      const batch = this.next;
-      this.next = undefined;
-      if (batch === undefined) {
-        this.loadInFlight = false;
-        return;
-      }
-      batch.begin();
-      void batch.loaded.then(() => {
-        this.loadInFlight = false;
-        this.beginNext();
-      });
+    batch.begin();
+    void batch.loaded.then(() => {
+      this.loadInFlight = false;
+      this.beginNext();
     });
   }
 
