@@ -36,20 +36,45 @@ export interface ShardsResult {
   }[];
   /** From the SIGKILL until the survivors hold every share of the killed replica. */
   takeoverMs: number;
-  /** From the SIGKILL until the survivors' shares cover every app again. */
+  /** From the SIGKILL until the survivors' shares cover every app again, loaded (no share still loading). */
   appsCoveredAgainMs: number;
+}
+
+/** Progress on stderr, with the time: where a run that fails stopped. */
+const progress = (what: string): void => console.error(`${new Date().toISOString()} shards: ${what}`);
+
+/**
+ * A metric of a replica, asked again (up to five times) when the request fails: a reused keep-alive
+ * connection may be reset as the server closes it. A replica that has exited fails with its last log lines.
+ */
+async function metricOf(c: ControllerProcess, name: string): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await c.metric(name);
+    } catch (error) {
+      if (c.child.exitCode !== null || c.child.signalCode !== null || attempt >= 5) {
+        const last = c.logs.slice(-20).map((l) => JSON.stringify(l));
+        throw new Error(
+          `${c.identity} (exit ${c.child.exitCode ?? c.child.signalCode ?? "none"}): ${name}: ${last.join("\n")}`,
+          { cause: error },
+        );
+      }
+      progress(`${c.identity}: ${name}: ${String(error)}; asking again`);
+      await sleep(200);
+    }
+  }
 }
 
 async function perReplica(controllers: ControllerProcess[]): Promise<ShardsResult["perReplica"]> {
   return await Promise.all(
     controllers.map(async (c) => ({
       identity: c.identity,
-      shares: await c.metric("canaryapp_shards_held"),
-      apps: await c.metric("canaryapp_shard_apps"),
-      cachedApps: await c.metric('canaryapp_cached_objects{cache="canaryapps"}'),
-      cachedObjects: await c.metric("canaryapp_cached_objects"),
-      writes: await c.metric("canaryapp_api_writes_total"),
-      rssMiB: Math.round((await c.metric("process_resident_memory_bytes")) / 2 ** 20),
+      shares: await metricOf(c, "canaryapp_shards_held"),
+      apps: await metricOf(c, "canaryapp_shard_apps"),
+      cachedApps: await metricOf(c, 'canaryapp_cached_objects{cache="canaryapps"}'),
+      cachedObjects: await metricOf(c, "canaryapp_cached_objects"),
+      writes: await metricOf(c, "canaryapp_api_writes_total"),
+      rssMiB: Math.round((await metricOf(c, "process_resident_memory_bytes")) / 2 ** 20),
     })),
   );
 }
@@ -81,6 +106,7 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
   const controllers = ["shard-a", "shard-b", "shard-c"].map((id) => spawnController(flags, id));
   try {
     await Promise.all(controllers.map((c) => untilReady(c)));
+    progress("replicas ready");
     while ((await shareHolders()).some((h) => h === undefined)) await sleep(250);
 
     // At rest: every Lease write changes its resourceVersion; polled twice a second, none is missed (each
@@ -99,15 +125,18 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
     }
     const leaseWritesPerSecondAtRest = (seen.size - initial) / ((Date.now() - restStart) / 1000);
 
+    progress(`at rest: ${leaseWritesPerSecondAtRest.toFixed(2)} Lease writes/s; creating ${apps} apps`);
     const created = Date.now();
     await createApps(kc, namespace, apps);
     await untilAllRouted(kc, namespace, apps);
     const secondsToAllChildren = (Date.now() - created) / 1000;
     await sleep(5_000);
     const before = await perReplica(controllers);
+    progress(`all children after ${secondsToAllChildren.toFixed(1)} s; killing ${controllers[0]?.identity ?? ""}`);
 
     const [victim, ...survivors] = controllers;
     if (victim === undefined) throw new Error("no replica");
+    const logsBefore = new Map(survivors.map((c) => [c, c.logs.length]));
     const theirs = (await shareHolders()).flatMap((h, share) => (h === victim.identity ? [share] : []));
     await victim.kill("SIGKILL");
     const killedAt = Date.now();
@@ -118,14 +147,38 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
       await sleep(100);
     }
     const takeoverMs = Date.now() - killedAt;
+    progress(`shares taken over after ${takeoverMs} ms`);
+    // Covered: the survivors' shares hold every app and none of them is still loading its caches (a share's
+    // apps are worked on only once its load is over).
     for (;;) {
-      const covered = (await Promise.all(survivors.map((c) => c.metric("canaryapp_shard_apps")))).reduce(
+      const covered = (await Promise.all(survivors.map((c) => metricOf(c, "canaryapp_shard_apps")))).reduce(
         (a, b) => a + b,
       );
-      if (covered >= apps) break;
+      const loading = (await Promise.all(survivors.map((c) => metricOf(c, "canaryapp_shards_loading")))).reduce(
+        (a, b) => a + b,
+      );
+      if (covered >= apps && loading === 0) break;
       await sleep(100);
     }
     const appsCoveredAgainMs = Date.now() - killedAt;
+    for (const c of survivors) {
+      // Shares a survivor gave up after the kill (its renewals late: its fence closed), and why.
+      const since = c.logs.slice(logsBefore.get(c) ?? 0);
+      const why = new Map<string, number>();
+      for (const l of since) {
+        const msg = String(l["msg"]);
+        if (msg === "gave up a share" || msg.startsWith("could not")) {
+          const err = l["err"] as { message?: unknown } | undefined;
+          const what = `${msg}: ${JSON.stringify(l["why"] ?? err?.message ?? "")}`.slice(0, 160);
+          why.set(what, (why.get(what) ?? 0) + 1);
+        }
+      }
+      const tookLines = since.filter((l) => l["msg"] === "took a share").length;
+      progress(`${c.identity}: since the kill, took ${tookLines} shares; ${JSON.stringify([...why])}`);
+      for (const line of c.logs.filter((l) => l["msg"] === "loaded the objects of shares gained").slice(-4)) {
+        progress(`${c.identity}: loaded shares ${JSON.stringify(line["shares"])} in ${String(line["ms"])} ms`);
+      }
+    }
     return {
       apps,
       replicas: controllers.length,

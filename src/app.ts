@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "./api/clock.js";
 import { systemClock } from "./api/clock.js";
 import { LABELS, MANAGED_BY_VALUE, REVISION_LABEL } from "./api/types.js";
+import type { CanaryApp } from "./api/types.js";
 import type { ReconcileObserver } from "./canary/ports.js";
 import { AnalysisRuns } from "./canary/analysis-runs.js";
 import { CanaryReconciler } from "./canary/reconciler.js";
@@ -10,11 +11,12 @@ import type { Config } from "./config.js";
 import { Controller, type Health } from "./controller/controller.js";
 import type { Informer, ObjectWithMeta } from "./controller/informer.js";
 import { createInformer } from "./controller/informer.js";
-import { keyFromLabel, objectKey, splitKey } from "./controller/keys.js";
+import { keyFromLabel, objectKey, splitKey, type KeyedObject } from "./controller/keys.js";
 import type { StopReason } from "./controller/leader-election.js";
 import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
 import { ShardElector } from "./controller/shard-election.js";
-import { ShardWork } from "./controller/shard-work.js";
+import { ShardWork, type ShardCache } from "./controller/shard-work.js";
+import { shareLabelValue, shareOf, shareSelector } from "./controller/shards.js";
 import { fencedEvents, fencedWriter } from "./canary/fenced.js";
 import type { ClusterWriter, EventSink } from "./canary/ports.js";
 import type { WriteObserver } from "./kube/cluster.js";
@@ -90,6 +92,7 @@ export function startController({
     kind: KindInfo<T>,
     keyOf: (obj: T) => string | undefined,
     labelSelector?: string,
+    labelled?: (obj: T) => boolean,
   ): Informer<T> =>
     createInformer<T>({
       type: kind,
@@ -100,12 +103,24 @@ export function startController({
       log: log.child({ informer: kind.plural }),
       ...(kind.trim !== undefined ? { transform: kind.trim } : {}),
       ...(sharded ? { keep: (obj: T) => work?.keepsKey(keyOf(obj)) ?? false } : {}),
+      ...(sharded && labelled !== undefined ? { labelled } : {}),
     });
   const appOfChild = keyFromLabel(LABELS.app);
+  // A child a share is loaded by: labelled with its app's share under the current share count (one written
+  // unsharded, or under another count, is not; an object of no app needs no load, it is always kept).
+  const shareLabelled = (child: KeyedObject): boolean => {
+    const key = appOfChild(child);
+    return (
+      key === undefined ||
+      child.metadata?.labels?.[LABELS.share] === shareLabelValue(shareOf(key, config.shards), config.shards)
+    );
+  };
 
   const caches = {
     canaryApps: informer(CANARY_APPS, objectKey),
-    children: new Map(CHILD_KINDS.map((kind) => [kind.kind, informer(kind, appOfChild, CHILD_SELECTOR)])),
+    children: new Map(
+      CHILD_KINDS.map((kind) => [kind.kind, informer(kind, appOfChild, CHILD_SELECTOR, shareLabelled)]),
+    ),
     // Only the secondaries' pods: the digest under test is read from them (ADR 0011).
     secondaryPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
     // A StatefulSet's pods, which carry their revision instead of a track (ADR 0015).
@@ -118,7 +133,15 @@ export function startController({
     ["secondary-pods", caches.secondaryPods],
     ["statefulset-pods", caches.statefulSetPods],
   ]);
-  const shardCaches = [...namedCaches.values()];
+  // A share gained is loaded by its label where the controller writes one (the children it applies); the
+  // CanaryApps (the user's objects) and pods (labelled by their template) carry none, and are listed whole.
+  const byShareLabel = new Set<Informer<unknown>>(caches.children.values());
+  const shardCaches = [...namedCaches.values()].map((cache): ShardCache => ({
+    load: (shares) =>
+      cache.load?.(byShareLabel.has(cache) ? shareSelector(LABELS.share, shares, config.shards) : undefined) ??
+      Promise.resolve(),
+    prune: () => cache.prune?.(),
+  }));
   // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
   const secrets = credentialSecretsInformer(api, api, config.namespaces, log.child({ informer: "secrets" }));
   const access = prometheusAccess({
@@ -148,10 +171,7 @@ export function startController({
         termOf: (share) => shards.term(share),
         queue: { add: (key) => controller.queue.add(key), remove: (key) => controller.queue.remove(key) },
         appKeys: () => caches.canaryApps.list().flatMap((app) => objectKey(app) ?? []),
-        caches: shardCaches.map((cache) => ({
-          resync: () => cache.resync?.() ?? Promise.resolve(),
-          prune: () => cache.prune?.(),
-        })),
+        caches: shardCaches,
         dropped: (key) => {
           const { namespace, name } = splitKey(key);
           observer.appRemoved(namespace, name);
@@ -217,6 +237,14 @@ export function startController({
       }),
       enabled: (app) => hasReceivers(app, config.notificationURL),
     },
+    // Sharded, every child carries its app's share, by which a replica gaining the share lists it.
+    ...(fence !== undefined
+      ? {
+          childLabels: (app: CanaryApp) => ({
+            [LABELS.share]: shareLabelValue(fence.shareOf(objectKey(app) ?? ""), config.shards),
+          }),
+        }
+      : {}),
     vetPrometheus: (app) => access.vet(app) ?? webhookRefusal(app, (url) => allowsUrl(access.policy, url)),
     router: istioRouter,
     workload: deploymentTarget,
@@ -285,7 +313,7 @@ export function startController({
         const key = objectKey(app);
         return key !== undefined && held.has(fence?.shareOf(key) ?? -1);
       }).length;
-      return { shares: held.size, apps };
+      return { shares: held.size, apps, loading: work?.loadingShares().length ?? 0 };
     });
     const running = controller.run();
     shards.start();

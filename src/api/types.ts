@@ -18,6 +18,12 @@ export const LABELS = {
   managedBy: "app.kubernetes.io/managed-by",
   app: "canaryapp.io/app",
   track: "canaryapp.io/track",
+  /**
+   * Sharded only (ADR 0016): the share of the child's app, "<share>-of-<shares>" — in object metadata, never
+   * in a pod template (a new pod label would restart every pod). A replica that gains a share lists its
+   * children by it.
+   */
+  share: "canaryapp.io/share",
 } as const;
 export const MANAGED_BY_VALUE = "canaryapp";
 

@@ -5,7 +5,7 @@ import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import { appRef, childNames } from "../api/meta.js";
 import { splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
-import { desiredChildren, type ChildObject } from "../resources/children.js";
+import { desiredChildren, withMetadataLabels, type ChildObject } from "../resources/children.js";
 import { takeOverRefusal } from "../resources/ownership.js";
 import { alreadyApplied, APPLIED_HASH_ANNOTATION, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
@@ -44,6 +44,11 @@ export interface ReconcilerDeps {
    * that run off the work queue. Absent: no app is notified.
    */
   notices?: { deliveries: NotificationDeliveries; enabled(app: CanaryApp): boolean };
+  /**
+   * Labels added to every child's object metadata (never to a pod template): a sharded replica's share label
+   * (ADR 0016), by which a replica gaining the share lists the children. Absent: none.
+   */
+  childLabels?: (app: CanaryApp) => Readonly<Record<string, string>>;
   /** Why the app's Prometheus may not be queried (its Secret or URL is refused); checked before each plan. */
   vetPrometheus?: (app: CanaryApp) => { reason: string; message: string } | undefined;
 }
@@ -385,7 +390,9 @@ export class CanaryReconciler {
     const desired = desiredChildren(app, spec, result, router, workload);
     const primaryName = childNames(appRef(app).name).primary;
     let createdPrimary: unknown;
-    for (const child of desired.apply) {
+    const labels = this.deps.childLabels?.(app) ?? {};
+    for (const planned of desired.apply) {
+      const child = withMetadataLabels(planned, labels);
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);
       if (alreadyApplied(hashed, existing)) continue;

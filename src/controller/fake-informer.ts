@@ -4,7 +4,8 @@ import type { Informer, ObjectWithMeta } from "./informer.js";
  * An in-memory {@link Informer} for tests: `set` and `remove` change the cache and fire the handlers as
  * watch events would; `hasSynced` is whatever the test says (default: synced once started). With `keep`,
  * it caches only what `keep` admits, as a ListWatchInformer with `keep` does: `set` and `remove` change the
- * server's objects, `resync` loads what `keep` admits now, `prune` forgets what it no longer admits.
+ * server's objects, `resync` loads what `keep` admits now (and `load` too, removing nothing: deletions are the
+ * watch's), `prune` forgets what it no longer admits.
  */
 export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
   private readonly objects = new Map<string, T>();
@@ -16,6 +17,10 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
   resyncs = 0;
   /** When set, `resync` waits for it before listing (a slow list). */
   resyncGate: Promise<void> | undefined;
+  /** The label selector of every `load`, in order (undefined: a load of everything). */
+  readonly loads: (string | undefined)[] = [];
+  /** When set, `load` waits for it before listing (a slow list). */
+  loadGate: Promise<void> | undefined;
   private readonly adds: ((obj: T) => void)[] = [];
   private readonly updates: ((obj: T, old: T) => void)[] = [];
   private readonly deletes: ((obj: T) => void)[] = [];
@@ -111,6 +116,24 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
       this.objects.delete(key);
       for (const h of this.deletes) h(old);
     }
+    for (const [key, obj] of this.server) {
+      if (!this.keep(obj)) continue;
+      const old = this.objects.get(key);
+      if (old === obj) continue;
+      this.objects.set(key, obj);
+      if (old === undefined) for (const h of this.adds) h(obj);
+      else for (const h of this.updates) h(obj, old);
+    }
+  }
+
+  /**
+   * Loads (on a later turn, as a request would) what `keep` admits now of the server's objects, while the watch
+   * goes on: the selector is recorded, not applied.
+   */
+  async load(labelSelector?: string): Promise<void> {
+    await Promise.resolve();
+    await this.loadGate;
+    this.loads.push(labelSelector);
     for (const [key, obj] of this.server) {
       if (!this.keep(obj)) continue;
       const old = this.objects.get(key);

@@ -72,25 +72,38 @@ interface Harness {
   informer: ListWatchInformer<Obj>;
   watcher: FakeWatcher;
   clock: FakeClock;
-  lists: { count: number; result: () => Promise<ObjectList<Obj>> };
+  lists: {
+    count: number;
+    /** The narrower selector of each list (undefined: the informer's own only). */
+    selectors: (string | undefined)[];
+    result: (narrower?: string) => Promise<ObjectList<Obj>>;
+  };
   events: string[];
   lines: Record<string, unknown>[];
 }
 
-function harness(initial: Obj[], listRv = "10", transform?: (o: Obj) => Obj, keep?: (o: Obj) => boolean): Harness {
+function harness(
+  initial: Obj[],
+  listRv = "10",
+  transform?: (o: Obj) => Obj,
+  keep?: (o: Obj) => boolean,
+  labelled?: (o: Obj) => boolean,
+): Harness {
   const watcher = new FakeWatcher();
   const clock = new FakeClock();
   const { log, lines } = logCapture();
-  const lists = {
+  const lists: Harness["lists"] = {
     count: 0,
+    selectors: [],
     result: (): Promise<ObjectList<Obj>> => Promise.resolve({ metadata: { resourceVersion: listRv }, items: initial }),
   };
   const informer = new ListWatchInformer<Obj>({
     resource: "things",
     path: "/apis/x.io/v1/namespaces/ns/things",
-    list: () => {
+    list: (narrower) => {
       lists.count++;
-      return lists.result();
+      lists.selectors.push(narrower);
+      return lists.result(narrower);
     },
     labelSelector: "app.kubernetes.io/managed-by=canaryapp",
     watcher,
@@ -99,6 +112,7 @@ function harness(initial: Obj[], listRv = "10", transform?: (o: Obj) => Obj, kee
     watchTimeoutSeconds: () => 420,
     ...(transform !== undefined ? { transform } : {}),
     ...(keep !== undefined ? { keep } : {}),
+    ...(labelled !== undefined ? { labelled } : {}),
   });
   const events: string[] = [];
   informer.onAdd((o) => events.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`));
@@ -568,7 +582,216 @@ describe("ListWatchInformer with keep (a cache of some objects only)", () => {
   });
 });
 
+/** A list the test answers when it wants: `answer` resolves it with `items` (at resourceVersion 30). */
+function pendingList(): { result: () => Promise<ObjectList<Obj>>; answer: (items: Obj[]) => void } {
+  let answer: (items: Obj[]) => void = () => assert.fail("no list asked for");
+  return {
+    result: () =>
+      new Promise((resolve) => {
+        answer = (items) => resolve({ metadata: { resourceVersion: "30" }, items });
+      }),
+    answer: (items) => answer(items),
+  };
+}
+
+describe("ListWatchInformer.load (a widened filter loaded while the watch goes on)", () => {
+  /** A cache of the objects named in `wanted`; the server has a@1, b@5 and c@6, and only a is wanted. */
+  async function started(): Promise<{ h: Harness; wanted: Set<string> }> {
+    const wanted = new Set(["a"]);
+    const h = harness([obj("a", "1"), obj("b", "5"), obj("c", "6")], "10", undefined, (o) =>
+      wanted.has(o.metadata.name ?? ""),
+    );
+    h.informer.start();
+    await flush();
+    assert.deepEqual(h.events, ["add a@1"]);
+    return { h, wanted };
+  }
+
+  test("lists with the narrower selector, caches and tells what keep admits, and leaves the watch open", async () => {
+    const { h, wanted } = await started();
+    const watches = h.watcher.calls.length;
+    wanted.add("b");
+    h.lists.result = () =>
+      Promise.resolve({ metadata: { resourceVersion: "20" }, items: [obj("b", "5"), obj("c", "6")] });
+    await h.informer.load("canaryapp.io/share in (1-of-4)");
+    assert.deepEqual(h.lists.selectors, [undefined, "canaryapp.io/share in (1-of-4)"]);
+    assert.deepEqual(h.events, ["add a@1", "add b@5"], "c is listed but not kept");
+    assert.equal(h.informer.get("ns", "b")?.metadata.resourceVersion, "5");
+    assert.equal(h.watcher.calls.length, watches, "no new watch");
+    assert.equal(h.watcher.last().aborted, false, "the watch was not ended");
+    // The watch still resumes from its own resourceVersion, not the load's.
+    assert.equal(h.informer.lastResourceVersion(), "10");
+    await h.informer.stop();
+  });
+
+  test("a watch delete during a load does not let the older list bring the object back", async () => {
+    const { h, wanted } = await started();
+    wanted.add("b");
+    const list = pendingList();
+    h.lists.result = list.result;
+    const loading = h.informer.load("share=b");
+    await flush();
+    // b is deleted after the list's snapshot was taken but before its answer arrives.
+    h.watcher.last().emit("DELETED", obj("b", "12"));
+    list.answer([obj("b", "5")]);
+    await loading;
+    assert.equal(h.informer.get("ns", "b"), undefined, "b is deleted, whatever the list says");
+    assert.deepEqual(h.events, ["add a@1"]);
+    await h.informer.stop();
+  });
+
+  test("a watch add then delete during a load ends deleted, and told so", async () => {
+    const { h, wanted } = await started();
+    wanted.add("b");
+    const list = pendingList();
+    h.lists.result = list.result;
+    const loading = h.informer.load("share=b");
+    await flush();
+    h.watcher.last().emit("MODIFIED", obj("b", "11"));
+    h.watcher.last().emit("DELETED", obj("b", "12"));
+    list.answer([obj("b", "5")]);
+    await loading;
+    assert.equal(h.informer.get("ns", "b"), undefined);
+    assert.deepEqual(h.events, ["add a@1", "add b@11", "delete b"]);
+    await h.informer.stop();
+  });
+
+  test("a watch update during a load is not overwritten by an older list item", async () => {
+    const { h, wanted } = await started();
+    wanted.add("b").add("c");
+    const list = pendingList();
+    h.lists.result = list.result;
+    const loading = h.informer.load("share=b");
+    await flush();
+    h.watcher.last().emit("MODIFIED", obj("b", "12"));
+    list.answer([obj("b", "5"), obj("c", "6")]);
+    await loading;
+    assert.equal(h.informer.get("ns", "b")?.metadata.resourceVersion, "12", "the watch's b, not the list's");
+    assert.equal(h.informer.get("ns", "c")?.metadata.resourceVersion, "6", "c, untouched by the watch, is loaded");
+    assert.deepEqual(h.events, ["add a@1", "add b@12", "add c@6"]);
+    await h.informer.stop();
+  });
+
+  test("an object already cached is updated by a newer listed version, and not told again when unchanged", async () => {
+    const { h, wanted } = await started();
+    wanted.add("b");
+    h.lists.result = () =>
+      Promise.resolve({ metadata: { resourceVersion: "20" }, items: [obj("a", "1"), obj("b", "5")] });
+    await h.informer.load();
+    h.lists.result = () =>
+      Promise.resolve({ metadata: { resourceVersion: "21" }, items: [obj("a", "1"), obj("b", "13")] });
+    await h.informer.load();
+    assert.deepEqual(h.events, ["add a@1", "add b@5", "update b@5->13"]);
+    await h.informer.stop();
+  });
+
+  test("a relist that completes during a load drops the load's older list", async () => {
+    const { h, wanted } = await started();
+    wanted.add("b");
+    const list = pendingList();
+    h.lists.result = list.result;
+    const loading = h.informer.load("share=b");
+    await flush();
+    // The watch expires: the loop relists (b@14 now) before the load's list (b@5, older) comes back.
+    h.lists.result = () =>
+      Promise.resolve({ metadata: { resourceVersion: "40" }, items: [obj("a", "1"), obj("b", "14")] });
+    h.watcher.last().emit("ERROR", { code: 410 });
+    await flush();
+    assert.equal(h.informer.get("ns", "b")?.metadata.resourceVersion, "14");
+    list.answer([obj("b", "5")]);
+    await loading;
+    assert.equal(h.informer.get("ns", "b")?.metadata.resourceVersion, "14");
+    assert.deepEqual(h.events, ["add a@1", "add b@14"]);
+    await h.informer.stop();
+  });
+
+  test("while an object without its label is known (kept or not), a load lists everything; then it narrows again", async () => {
+    const wanted = new Set(["a"]);
+    // b and c were written before the label: a list narrowed by it would not find them.
+    const h = harness(
+      [obj("a", "1"), obj("b", "5", "unlabelled"), obj("c", "6", "unlabelled")],
+      "10",
+      undefined,
+      (o) => wanted.has(o.metadata.name ?? ""),
+      (o) => o.data !== "unlabelled",
+    );
+    h.informer.start();
+    await flush();
+    wanted.add("b");
+    h.lists.result = () =>
+      Promise.resolve({
+        metadata: { resourceVersion: "20" },
+        items: [obj("a", "1"), obj("b", "5", "unlabelled"), obj("c", "6", "unlabelled")],
+      });
+    await h.informer.load("share=b");
+    assert.equal(h.lists.selectors.at(-1), undefined, "a full list");
+    assert.equal(h.informer.get("ns", "b")?.metadata.resourceVersion, "5", "b is found");
+    assert.equal(h.informer.get("ns", "c"), undefined, "c is listed, not kept");
+    // b is labelled now (applied again), c deleted: every object the server has carries its label.
+    h.watcher.last().emit("MODIFIED", obj("b", "12"));
+    await h.informer.load("share=b");
+    assert.equal(h.lists.selectors.at(-1), undefined, "c (not kept) is still unlabelled");
+    h.watcher.last().emit("DELETED", obj("c", "13", "unlabelled"));
+    h.lists.result = () => Promise.resolve({ metadata: { resourceVersion: "20" }, items: [] });
+    await h.informer.load("share=d");
+    assert.equal(h.lists.selectors.at(-1), "share=d", "narrowed again");
+    // An object watched without its label is remembered too.
+    h.watcher.last().emit("ADDED", obj("e", "14", "unlabelled"));
+    await h.informer.load("share=d");
+    assert.equal(h.lists.selectors.at(-1), undefined);
+    await h.informer.stop();
+  });
+
+  test("a failed load list is retried with backoff; a stop ends a load in flight", async () => {
+    const { h, wanted } = await started();
+    wanted.add("b");
+    h.lists.result = () => Promise.reject(new Error("connection refused"));
+    const loading = h.informer.load("share=b");
+    await flush();
+    assert.equal(h.lists.count, 2);
+    h.lists.result = () => Promise.resolve({ metadata: { resourceVersion: "20" }, items: [obj("b", "5")] });
+    await h.clock.advance(1000);
+    await loading;
+    assert.equal(h.lists.count, 3);
+    assert.equal(h.informer.get("ns", "b")?.metadata.resourceVersion, "5");
+
+    h.lists.result = () => new Promise(() => undefined);
+    const hanging = h.informer.load("share=c");
+    await h.informer.stop();
+    await hanging;
+    // Stopped: a load resolves at once.
+    await h.informer.load("share=c");
+  });
+});
+
 describe("createInformer with keep over some namespaces", () => {
+  test("load lists every namespace with the informer's selector and the narrower one joined", async () => {
+    const selectors: string[] = [];
+    const informer = createInformer<Obj>({
+      type: { group: "apps", version: "v1", plural: "deployments" },
+      namespaces: ["a", "b"],
+      labelSelector: "app.kubernetes.io/managed-by=canaryapp",
+      list: ({ namespace, labelSelector }) => {
+        selectors.push(`${namespace ?? ""}: ${labelSelector ?? ""}`);
+        return Promise.resolve({ metadata: { resourceVersion: "1" }, items: [obj("x", "1", undefined, namespace)] });
+      },
+      watcher: new FakeWatcher(),
+      log: pino({ level: "silent" }),
+      clock: new FakeClock(),
+      keep: () => true,
+    });
+    informer.start();
+    await flush();
+    await informer.load?.("canaryapp.io/share in (3-of-8)");
+    assert.deepEqual(selectors.sort(), [
+      "a: app.kubernetes.io/managed-by=canaryapp",
+      "a: app.kubernetes.io/managed-by=canaryapp,canaryapp.io/share in (3-of-8)",
+      "b: app.kubernetes.io/managed-by=canaryapp",
+      "b: app.kubernetes.io/managed-by=canaryapp,canaryapp.io/share in (3-of-8)",
+    ]);
+    await informer.stop();
+  });
+
   test("resync lists every namespace again and prune narrows every one", async () => {
     let wanted = "x";
     let lists = 0;

@@ -72,6 +72,12 @@ export interface Informer<T> {
    * filter widened). Optional: only caches with `keep` need it.
    */
   resync?(): Promise<void>;
+  /**
+   * Lists the objects that also match `labelSelector` (none: all of them) and merges those `keep` admits into
+   * the cache while the watch goes on, then resolves (or once the informer has stopped). A cheaper `resync`
+   * for a filter that widened to objects a label tells apart. Optional: only caches with `keep` need it.
+   */
+  load?(labelSelector?: string): Promise<void>;
   /** Forgets, without events, the cached objects its `keep` no longer admits (a filter that narrowed). */
   prune?(): void;
 }
@@ -88,8 +94,11 @@ export interface ListWatchOptions<T> {
   resource: string;
   /** The collection path, e.g. /apis/apps/v1/namespaces/shop/deployments or /apis/apps/v1/deployments. */
   path: string;
-  /** Lists the same collection (same namespace and label selector) as `path` watches. */
-  list: () => Promise<ObjectList<T>>;
+  /**
+   * Lists the same collection (same namespace and label selector) as `path` watches; with `narrower`, only
+   * the objects that match that label selector too.
+   */
+  list: (narrower?: string) => Promise<ObjectList<T>>;
   labelSelector?: string;
   watcher: Watcher;
   log: Logger;
@@ -108,6 +117,13 @@ export interface ListWatchOptions<T> {
    * admits now, `prune` forgets what it no longer admits. Default: every object.
    */
   keep?: (obj: T) => boolean;
+  /**
+   * Whether an object carries the label a narrowed `load` finds it by (its share's). The informer remembers
+   * every object it has seen without (from its full lists and every watch event since, kept or not), and while
+   * any is left, a `load` lists everything instead of narrowing: a narrowed list would miss it. Default: none
+   * is needed.
+   */
+  labelled?: (obj: T) => boolean;
 }
 
 /**
@@ -177,6 +193,12 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
   private relistWanted = false;
   /** Ends the open watch, if any (the loop goes on). */
   private endWatch: (() => void) | undefined;
+  /** For each `load` in flight, the keys the watch has touched since it began. */
+  private readonly loads = new Set<Set<string>>();
+  /** How many lists have replaced the cache: a load that sees this change was overtaken by a relist. */
+  private relists = 0;
+  /** The keys of the objects on the server that are not `labelled` (as the last list and the watch since say). */
+  private readonly unlabelled = new Set<string>();
 
   constructor(private readonly options: ListWatchOptions<T>) {
     this.clock = options.clock ?? systemClock;
@@ -215,6 +237,77 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       this.relistWanted = true;
       this.endWatch?.();
     });
+  }
+
+  /**
+   * Lists the objects that also match `labelSelector` (undefined: every object of the collection) and merges
+   * them into the cache without ending the watch; resolves once merged, or once the informer has stopped. A
+   * failed list is retried with the informer's backoff.
+   *
+   * The watch goes on meanwhile and is the newer source for whatever it delivers: every key it touches
+   * (added, changed, deleted, kept or not) while the list is in flight is remembered, and the listed item of
+   * such a key is skipped — the list may be older than the watch (a deleted object would come back, a change
+   * would be undone), and the watch delivers every later change in order anyway. The other items `keep`
+   * admits are cached and told as a list tells them (add, or update when the cached version differs); none
+   * is removed (deletions are the watch's). A full relist that completes meanwhile has loaded everything
+   * `keep` admits at a later point: the load's list is then dropped.
+   *
+   * While an object is known on the server without its label (`labelled`), the load lists every object
+   * instead: written before the label was, it would not be found by it.
+   */
+  async load(labelSelector?: string): Promise<void> {
+    const abort = this.abort;
+    if (abort === undefined) return;
+    const signal = abort.signal;
+    if (labelSelector !== undefined && this.unlabelled.size > 0) {
+      this.log.info(
+        { unlabelled: this.unlabelled.size, labelSelector },
+        "objects without the label a load lists by: loading by a full list",
+      );
+      labelSelector = undefined;
+    }
+    let failures = 0;
+    while (!signal.aborted) {
+      const touched = new Set<string>();
+      const relists = this.relists;
+      this.loads.add(touched);
+      try {
+        let list: ObjectList<T> | undefined;
+        try {
+          list = await abortable(this.options.list(labelSelector), signal);
+        } catch (error) {
+          failures++;
+          const delayMs = Math.min(this.initialBackoffMs * 2 ** (failures - 1), this.maxBackoffMs);
+          this.log.warn(
+            { err: toError(error, `${this.options.resource}: list`), failures, delayMs, labelSelector },
+            "load failed; retrying",
+          );
+          await sleep(this.clock, delayMs, signal);
+          continue;
+        }
+        if (list === undefined || signal.aborted) return;
+        if (this.relists === relists) this.merge(list.items, touched);
+        return;
+      } finally {
+        this.loads.delete(touched);
+      }
+    }
+  }
+
+  /** Merges a load's items into the cache, but none whose key the watch touched during the load. */
+  private merge(items: readonly T[], touched: ReadonlySet<string>): void {
+    const keep = this.options.keep;
+    for (const item of items) {
+      if (touched.has(keyOf(item))) continue;
+      if (keep !== undefined && !keep(item)) continue;
+      const obj = normalise(item, this.options.transform);
+      const key = keyOf(obj);
+      const old = this.store.get(key);
+      if (old !== undefined && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) continue;
+      this.store.set(key, obj);
+      if (old === undefined) this.emit(this.addHandlers, obj);
+      else this.emitUpdate(obj, old);
+    }
   }
 
   /** Forgets, without events, the cached objects `keep` no longer admits. */
@@ -338,13 +431,17 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     if (list === undefined) return;
     const next = new Map<string, T>();
     const keep = this.options.keep;
+    const labelled = this.options.labelled;
+    this.unlabelled.clear();
     for (const item of list.items) {
+      if (labelled !== undefined && !labelled(item)) this.unlabelled.add(keyOf(item));
       if (keep !== undefined && !keep(item)) continue;
       const obj = normalise(item, this.options.transform);
       next.set(keyOf(obj), obj);
     }
     const previous = this.store;
     this.store = next;
+    this.relists++;
     this.resourceVersion = list.metadata?.resourceVersion ?? "";
     this.synced = true;
     this.failingSince = undefined;
@@ -435,6 +532,16 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       return;
     }
     if (type !== "ADDED" && type !== "MODIFIED" && type !== "DELETED") return;
+    // The loads in flight must not overwrite what the watch says now with what their (older) list says.
+    if (this.loads.size > 0) {
+      const key = keyOf(raw);
+      for (const touched of this.loads) touched.add(key);
+    }
+    const labelled = this.options.labelled;
+    if (labelled !== undefined) {
+      if (type !== "DELETED" && !labelled(raw)) this.unlabelled.add(keyOf(raw));
+      else this.unlabelled.delete(keyOf(raw));
+    }
     const keep = this.options.keep;
     if (keep !== undefined && !keep(raw)) {
       // Not ours (another replica's share): not cached, nobody told. One cached before is forgotten.
@@ -511,6 +618,8 @@ export interface InformerOptions<T> {
   transform?: (obj: T) => T;
   /** See ListWatchOptions.keep. */
   keep?: (obj: T) => boolean;
+  /** See ListWatchOptions.labelled. */
+  labelled?: (obj: T) => boolean;
 }
 
 /**
@@ -522,7 +631,7 @@ export function createInformer<T extends ObjectWithMeta>(options: InformerOption
     new ListWatchInformer<T>({
       resource: options.type.group === "" ? options.type.plural : `${options.type.plural}.${options.type.group}`,
       path: resourcePath(options.type, namespace),
-      list: () => options.list({ namespace, labelSelector: options.labelSelector }),
+      list: (narrower) => options.list({ namespace, labelSelector: joinSelectors(options.labelSelector, narrower) }),
       labelSelector: options.labelSelector,
       watcher: options.watcher,
       log: options.log,
@@ -530,10 +639,18 @@ export function createInformer<T extends ObjectWithMeta>(options: InformerOption
       backoff: options.backoff,
       transform: options.transform,
       ...(options.keep !== undefined ? { keep: options.keep } : {}),
+      ...(options.labelled !== undefined ? { labelled: options.labelled } : {}),
     });
   const namespaces = [...new Set(options.namespaces ?? [])];
   if (namespaces.length === 0) return make(undefined);
   return new MultiNamespaceInformer(new Map(namespaces.map((ns) => [ns, make(ns)])));
+}
+
+/** Both label selectors at once (an object must match each): their requirements joined by a comma. */
+export function joinSelectors(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || a === "") return b;
+  if (b === undefined || b === "") return a;
+  return `${a},${b}`;
 }
 
 /** Several per-namespace informers read as one. */
@@ -589,6 +706,10 @@ export class MultiNamespaceInformer<T> implements Informer<T> {
 
   async resync(): Promise<void> {
     await Promise.all([...this.byNamespace.values()].map((i) => i.resync?.() ?? Promise.resolve()));
+  }
+
+  async load(labelSelector?: string): Promise<void> {
+    await Promise.all([...this.byNamespace.values()].map((i) => i.load?.(labelSelector) ?? Promise.resolve()));
   }
 
   prune(): void {

@@ -81,7 +81,7 @@ function world(ids: string[], names: string[], filtered = false) {
       termOf: (share) => elector.term(share),
       queue: controller.queue,
       appKeys: () => apps.list().map(keyOf),
-      ...(filtered ? { caches: [apps] } : {}),
+      ...(filtered ? { caches: [{ load: () => apps.load(), prune: () => apps.prune() }] } : {}),
       dropped: drop,
       log,
     });
@@ -196,7 +196,7 @@ describe("ShardWork", () => {
     const moved = names.map((n) => `shop/${n}`).find((k) => b.elector.heldShares().includes(shareOf(k, SHARES)));
     if (moved === undefined) throw new Error("b holds an app");
     let listed = (): void => undefined;
-    a.apps.resyncGate = new Promise((resolve) => (listed = resolve));
+    a.apps.loadGate = new Promise((resolve) => (listed = resolve));
     await b.controller.stop();
     await b.elector.stop();
     w.replicas.splice(1, 1);
@@ -259,5 +259,58 @@ describe("ShardWork", () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe("ShardWork loads", () => {
+  test("shares gained while a load is in flight are loaded together by the next; each stays closed until its load ends", async () => {
+    const held = new Set<number>();
+    const loads: { shares: readonly number[]; done: () => void }[] = [];
+    const queued: string[] = [];
+    const work = new ShardWork({
+      shares: SHARES,
+      termOf: (share) => (held.has(share) ? `term-${share}` : undefined),
+      queue: { add: (key) => queued.push(key), remove: () => undefined },
+      appKeys: () => [],
+      caches: [
+        {
+          load: (shares) => new Promise<void>((done) => loads.push({ shares, done })),
+          prune: () => undefined,
+        },
+      ],
+      log,
+    });
+    const keyIn = (share: number): string => {
+      for (let i = 0; ; i++) if (shareOf(`shop/app-${i}`, SHARES) === share) return `shop/app-${i}`;
+    };
+    held.add(0).add(1).add(2);
+    work.gained(0);
+    work.gained(1);
+    work.gained(2);
+    assert.deepEqual(
+      loads.map((l) => l.shares),
+      [[0]],
+      "one load at a time",
+    );
+    assert.deepEqual(work.loadingShares(), [0, 1, 2]);
+    assert.equal(work.fence.owns(keyIn(1)), false, "a share loading is not usable");
+    loads[0]?.done();
+    await flush();
+    assert.deepEqual(
+      loads.map((l) => l.shares),
+      [[0], [1, 2]],
+    );
+    assert.deepEqual(work.loadingShares(), [1, 2]);
+    assert.equal(work.fence.owns(keyIn(0)), true);
+    loads[1]?.done();
+    await flush();
+    assert.deepEqual(work.loadingShares(), []);
+    assert.equal(work.fence.owns(keyIn(2)), true);
+    work.gained(3);
+    held.add(3);
+    assert.deepEqual(loads.at(-1)?.shares, [3], "nothing in flight: a gained share is loaded at once");
+    loads.at(-1)?.done();
+    await flush();
+    assert.deepEqual(work.loadingShares(), []);
   });
 });

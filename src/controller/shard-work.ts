@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { systemClock, type Clock } from "../api/clock.js";
 import { toError } from "../kube/errors.js";
 import { Fence } from "./fence.js";
 
@@ -10,12 +11,20 @@ export interface ShardQueue {
 
 /**
  * A cache that keeps only the objects of the shares this replica holds (`ListWatchInformer`'s `keep`).
- * `resync` lists again and resolves once the cache holds every object `keep` admits now; `prune` drops, without
- * events, the objects `keep` no longer admits.
+ * `load` resolves once the cache holds every object of `shares` (gained: `keep` admits them now) — by a list of
+ * just those shares where the objects carry a share label, by a full list otherwise — while its watch goes on;
+ * `prune` drops, without events, the objects `keep` no longer admits.
  */
 export interface ShardCache {
-  resync(): Promise<void>;
+  load(shares: readonly number[]): Promise<void>;
   prune(): void;
+}
+
+/** Shares gained that wait for one load together, and its end. */
+interface LoadBatch {
+  shares: Set<number>;
+  loaded: Promise<void>;
+  begin: () => void;
 }
 
 export interface ShardWorkOptions {
@@ -33,6 +42,8 @@ export interface ShardWorkOptions {
   /** An app's work was dropped (its share was lost): forget what is kept per app. */
   dropped?: (key: string) => void;
   log: Logger;
+  /** Times the loads (logged). Default: the system clock. */
+  clock?: Clock;
 }
 
 /**
@@ -59,6 +70,9 @@ export class ShardWork {
   /** Keys of wanted shares that could not be worked on when their event came. */
   private readonly skipped = new Map<number, Set<string>>();
   private readonly caches: readonly ShardCache[];
+  /** Whether a load is in flight: shares gained meanwhile wait in `next`, and are loaded together after it. */
+  private loadInFlight = false;
+  private next: LoadBatch | undefined;
 
   constructor(private readonly options: ShardWorkOptions) {
     this.caches = options.caches ?? [];
@@ -109,7 +123,7 @@ export class ShardWork {
     }
     const load = Symbol(`load of share ${share}`);
     this.loading.set(share, load);
-    void this.load().then(() => {
+    void this.loadWith(share).then(() => {
       // Lost (or lost and gained again, a newer load) while loading: nothing to do for this load.
       if (this.loading.get(share) !== load) return;
       this.loading.delete(share);
@@ -144,9 +158,44 @@ export class ShardWork {
     for (const key of keys) this.options.queue.add(key);
   }
 
-  private async load(): Promise<void> {
+  /**
+   * Resolves once a load that includes `share` has ended. Shares gained while a load is in flight (the takes of
+   * one round end one by one) are loaded together by the next one: a takeover of ten shares lists a few times,
+   * not ten times each cache that has no share label to list by.
+   */
+  private loadWith(share: number): Promise<void> {
+    if (this.next === undefined) {
+      let begin = (): void => undefined;
+      const shares = new Set<number>();
+      const loaded = new Promise<void>((resolve) => {
+        begin = () => void this.load([...shares]).then(resolve);
+      });
+      this.next = { shares, loaded, begin };
+    }
+    const batch = this.next;
+    batch.shares.add(share);
+    this.beginNext();
+    return batch.loaded;
+  }
+
+  private beginNext(): void {
+    const batch = this.next;
+    if (this.loadInFlight || batch === undefined) return;
+    this.next = undefined;
+    this.loadInFlight = true;
+    batch.begin();
+    void batch.loaded.then(() => {
+      this.loadInFlight = false;
+      this.beginNext();
+    });
+  }
+
+  private async load(shares: readonly number[]): Promise<void> {
+    const clock = this.options.clock ?? systemClock;
+    const began = clock.now();
     try {
-      await Promise.all(this.caches.map((cache) => cache.resync()));
+      await Promise.all(this.caches.map((cache) => cache.load(shares)));
+      this.options.log.info({ shares, ms: clock.now() - began }, "loaded the objects of shares gained");
     } catch (error) {
       // The informers retry their lists themselves; a rejection here is a stop. Work on what is cached.
       this.options.log.warn({ err: toError(error) }, "could not load the objects of a share gained");

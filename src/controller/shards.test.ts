@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { assignShares, ownerOfShares, shareOf } from "./shards.js";
+import { assignShares, ownerOfShares, shareLabelValue, shareOf, shareSelector } from "./shards.js";
 
 const members = fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/), { minLength: 1, maxLength: 12 });
 const shareCounts = fc.integer({ min: 1, max: 128 });
@@ -112,5 +112,12 @@ describe("assignShares", () => {
       const others = before.filter((o, share) => o !== gone && after[share] !== o).length;
       assert.ok(others <= 5, `${gone} leaving moved ${others} shares of the others besides its own ${own}`);
     }
+  });
+});
+
+describe("share labels", () => {
+  test("a share's label names the share count, and a selector names each share once, in order", () => {
+    assert.equal(shareLabelValue(3, 32), "3-of-32");
+    assert.equal(shareSelector("canaryapp.io/share", [7, 3, 7], 32), "canaryapp.io/share in (3-of-32,7-of-32)");
   });
 });

@@ -17,6 +17,20 @@ export function shareOf(key: string, shares: number): number {
   return hash48(key) % shares;
 }
 
+/**
+ * The share label's value on the children of the apps of `share`: "<share>-of-<shares>". The count is part of
+ * it, so that after a change of the share count no child reads as one of a share it is no longer in.
+ */
+export function shareLabelValue(share: number, shares: number): string {
+  return `${share}-of-${shares}`;
+}
+
+/** The label selector of the objects labelled (`label`) as in any of `list` of `shares` shares. */
+export function shareSelector(label: string, list: readonly number[], shares: number): string {
+  const values = [...new Set(list)].sort((a, b) => a - b).map((share) => shareLabelValue(share, shares));
+  return `${label} in (${values.join(",")})`;
+}
+
 /** The rendezvous (highest-random-weight) score of `member` for `share`: the higher, the more it wants it. */
 export function rendezvousScore(member: string, share: number): number {
   return hash48(`${member}\u0000${share}`);

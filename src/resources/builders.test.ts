@@ -4,7 +4,7 @@ import { withDefaults } from "../api/defaults.js";
 import { istioRouter, readIstioWeights } from "../router/istio.js";
 import { noMeshRouter } from "../router/none.js";
 import type { Plan } from "../rollout/types.js";
-import { desiredChildren } from "./children.js";
+import { desiredChildren, withMetadataLabels } from "./children.js";
 import { buildDeployment } from "../workload/deployment.js";
 import { buildDestinationRule, buildVirtualService } from "../router/istio.js";
 import { buildService, buildTrackService } from "./service.js";
@@ -12,6 +12,7 @@ import type { ServiceObject } from "./service.js";
 import type { ChildObject } from "./children.js";
 import { statefulSetTarget } from "../workload/statefulset.js";
 import { seedApp } from "./fixtures.test-helpers.js";
+import { withAppliedHash } from "./compare.js";
 
 const app = seedApp();
 const spec = withDefaults(app.spec);
@@ -284,5 +285,44 @@ describe("desiredChildren", () => {
     assert.deepEqual(remove, [
       { apiVersion: "apps/v1", kind: "Deployment", namespace: "demo", name: "canaryapp-sample-secondary" },
     ]);
+  });
+});
+
+describe("withMetadataLabels (the share label of a sharded replica)", () => {
+  const share = { "canaryapp.io/share": "3-of-32" };
+
+  test("labels the object's metadata of every child, never a pod template", () => {
+    const plan: Plan = {
+      primary: { image: "img:v1", replicas: 2 },
+      secondary: { image: "img:v2", replicas: 1 },
+      weights: { primary: 90, secondary: 10 },
+      status: {},
+      events: [],
+      removeAnnotations: [],
+    };
+    for (const child of desiredChildren(app, spec, plan, istioRouter).apply) {
+      const labelled = withMetadataLabels(child, share);
+      const labels = (labelled.metadata as { labels?: Record<string, string> }).labels ?? {};
+      assert.equal(labels["canaryapp.io/share"], "3-of-32", `${child.kind} ${child.metadata.name}`);
+      assert.equal(labels["canaryapp.io/app"], "canaryapp-sample", `${child.kind}: the builder's labels stay`);
+      const template = (labelled as { spec?: { template?: { metadata?: { labels?: Record<string, string> } } } }).spec
+        ?.template;
+      assert.equal(template?.metadata?.labels?.["canaryapp.io/share"], undefined, `${child.kind}: not in the template`);
+      assert.equal(
+        (child.metadata as { labels?: Record<string, string> }).labels?.["canaryapp.io/share"],
+        undefined,
+        "the planned child is not changed",
+      );
+    }
+  });
+
+  test("no labels: the same child, so the applied hash of an unsharded controller does not change", () => {
+    const d = buildDeployment(app, spec, "primary", { image: "img:v1", replicas: 2 });
+    assert.equal(withMetadataLabels(d, {}), d);
+    assert.notEqual(
+      withAppliedHash(withMetadataLabels(d, share)).metadata.annotations?.["canaryapp.io/applied-hash"],
+      withAppliedHash(d).metadata.annotations?.["canaryapp.io/applied-hash"],
+      "a label added changes the hash: the child is applied once more, with it",
+    );
   });
 });

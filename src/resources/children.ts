@@ -11,6 +11,16 @@ import { buildService, buildTrackService } from "./service.js";
 
 export type ChildObject = WorkloadObject | ServiceObject | RoutingObject;
 
+/**
+ * The child with `labels` added to its object metadata (not to a pod template: a new pod label would roll
+ * every pod). No labels: the very same object, so its applied hash does not change.
+ */
+export function withMetadataLabels<T extends ChildObject>(child: T, labels: Readonly<Record<string, string>>): T {
+  if (Object.keys(labels).length === 0) return child;
+  const metadata: ChildObject["metadata"] & { labels?: Record<string, string> } = child.metadata;
+  return { ...child, metadata: { ...metadata, labels: { ...metadata.labels, ...labels } } };
+}
+
 /** A child the plan says must not exist. */
 export interface ChildRef {
   apiVersion: string;

@@ -39,6 +39,16 @@ interface AppSeries {
  * The controller's Prometheus metrics, on a registry of its own (so tests and several instances never
  * collide on prom-client's global one).
  */
+/** A sharded replica's figures, read at scrape time (ADR 0016). */
+export interface ShardFigures {
+  /** Shares held. */
+  shares: number;
+  /** CanaryApps in the cache of the shares held. */
+  apps: number;
+  /** Shares held whose caches are still loading. */
+  loading: number;
+}
+
 export class ControllerMetrics {
   readonly registry = new Registry();
   private readonly reconcileDuration: Histogram<"result">;
@@ -59,7 +69,7 @@ export class ControllerMetrics {
   private readonly apps = new Map<string, AppSeries>();
   private queueDepthSource: () => number = () => 0;
   private leaderSource: () => boolean = () => false;
-  private shardSource: () => { shares: number; apps: number } = () => ({ shares: 0, apps: 0 });
+  private shardSource: () => ShardFigures = () => ({ shares: 0, apps: 0, loading: 0 });
   private cacheSource: () => Record<string, number> = () => ({});
   private readonly shardWrites: Counter<"share" | "result">;
 
@@ -177,7 +187,7 @@ export class ControllerMetrics {
         this.set(isLeader() ? 1 : 0);
       },
     });
-    const shards = (): { shares: number; apps: number } => this.shardSource();
+    const shards = (): ShardFigures => this.shardSource();
     new Gauge({
       name: "canaryapp_shards_held",
       help: "Shares of the apps this replica holds a Lease for (0 unless sharded, ADR 0016).",
@@ -192,6 +202,14 @@ export class ControllerMetrics {
       registers,
       collect() {
         this.set(shards().apps);
+      },
+    });
+    new Gauge({
+      name: "canaryapp_shards_loading",
+      help: "Shares held whose objects are still being loaded into the caches: their apps are not worked on yet.",
+      registers,
+      collect() {
+        this.set(shards().loading);
       },
     });
     const cacheSizes = (): Record<string, number> => this.cacheSource();
@@ -224,7 +242,7 @@ export class ControllerMetrics {
   }
 
   /** Where the shard gauges read from at scrape time: shares held and apps in them. */
-  setShardSource(source: () => { shares: number; apps: number }): void {
+  setShardSource(source: () => ShardFigures): void {
     this.shardSource = source;
   }
 

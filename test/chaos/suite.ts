@@ -4,7 +4,7 @@
  * kube-apiserver is stopped and started, and Prometheus goes down or hangs. A recorder follows the world
  * through a second API server that is never stopped, and the invariant checker replays it in etcd order.
  */
-import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../e2e/cluster/index.js";
 import { startPrometheus, type RunningPrometheus } from "../../e2e/prometheus.js";
 import type { CanaryAppSpec } from "../../src/api/types.js";
@@ -19,6 +19,9 @@ import { checkWorld, INVARIANTS, plannedSteps, type AppScript, type CheckResult 
 import { WorldRecorder } from "./world.js";
 import { isLeaseExpired, recordFromSpec } from "../../src/controller/lease.js";
 import { SHARD_LABELS } from "../../src/controller/shard-election.js";
+import { shareLabelValue, shareOf } from "../../src/controller/shards.js";
+import { LABELS } from "../../src/api/types.js";
+import { ISTIO_NETWORKING } from "../../src/router/istio.js";
 
 export type Fault = "kill" | "apiserver" | "prometheusDown" | "prometheusHang";
 
@@ -79,6 +82,14 @@ export interface ChaosReport {
    * none means no app was written by two replicas at once.
    */
   shareOverlaps: string[];
+  /**
+   * Sharded, at the end (after the kills, restarts and the moves they caused): for each replica and child kind
+   * whose cache does not hold exactly the children of the apps in the shares the replica holds, what it held
+   * and what it should have; empty when all match (within 60 s of the end).
+   */
+  cacheMismatches: string[];
+  /** Sharded: children without their app's share label in metadata, or with one in their pod template. */
+  shareLabelErrors: string[];
   check: CheckResult;
 }
 
@@ -383,6 +394,10 @@ async function run(
   await sleep(3_000);
   recorder.stop();
 
+  const { cacheMismatches, shareLabelErrors } =
+    options.shards !== undefined
+      ? await shardCaches(kc, namespace, options.shards, [...controllers.values()], shareHolders)
+      : { cacheMismatches: [], shareLabelErrors: [] };
   const history = recorder.history();
   const shareOverlaps = options.shards !== undefined ? overlappingTenures(everyProcess, Date.now()) : [];
   const check = checkWorld(history, scripts, plannedSteps(STEP_WEIGHT, MAX_WEIGHT), recorder.gaps, origin);
@@ -400,8 +415,82 @@ async function run(
     appsPerReplica,
     cachedPerReplica,
     shareOverlaps,
+    cacheMismatches,
+    shareLabelErrors,
     check,
   };
+}
+
+interface Child {
+  metadata?: { name?: string; labels?: Record<string, string> };
+  spec?: { template?: { metadata?: { labels?: Record<string, string> } } };
+}
+
+/**
+ * Sharded: whether each replica's child caches hold exactly the children of the apps in its shares (its
+ * `canaryapp_cached_objects{cache=<kind>}` against the cluster's children, counted by their app's share), asked
+ * until they match or 60 s have passed; and whether every child carries its app's share label in its metadata
+ * and none in a pod template.
+ */
+async function shardCaches(
+  kc: ReturnType<typeof loadKubeConfig>,
+  namespace: string,
+  shares: number,
+  replicas: readonly ControllerProcess[],
+  shareHolders: () => Promise<(string | undefined)[]>,
+): Promise<{ cacheMismatches: string[]; shareLabelErrors: string[] }> {
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const labelSelector = `${LABELS.managedBy}=canaryapp`;
+  const istio = async (plural: string): Promise<Child[]> =>
+    (
+      (await custom.listNamespacedCustomObject({ ...ISTIO_NETWORKING, namespace, plural, labelSelector })) as {
+        items: Child[];
+      }
+    ).items;
+  const children = async (): Promise<Record<string, Child[]>> => ({
+    deployment: (await apps.listNamespacedDeployment({ namespace, labelSelector })).items,
+    // A Service has no pod template.
+    service: (await core.listNamespacedService({ namespace, labelSelector })).items.map((s) => ({
+      metadata: s.metadata,
+    })),
+    destinationrule: await istio("destinationrules"),
+    virtualservice: await istio("virtualservices"),
+  });
+  const shareOfChild = (child: Child): number =>
+    shareOf(`${namespace}/${child.metadata?.labels?.[LABELS.app] ?? ""}`, shares);
+  let cacheMismatches: string[];
+  let shareLabelErrors: string[];
+  const deadline = Date.now() + 60_000;
+  do {
+    const byKind = await children();
+    const holders = await shareHolders();
+    shareLabelErrors = Object.entries(byKind).flatMap(([kind, list]) =>
+      list.flatMap((child) => {
+        const want = shareLabelValue(shareOfChild(child), shares);
+        const errors: string[] = [];
+        if (child.metadata?.labels?.[LABELS.share] !== want)
+          errors.push(
+            `${kind} ${child.metadata?.name ?? ""}: share label ${child.metadata?.labels?.[LABELS.share]}, want ${want}`,
+          );
+        if (child.spec?.template?.metadata?.labels?.[LABELS.share] !== undefined)
+          errors.push(`${kind} ${child.metadata?.name ?? ""}: share label in the pod template`);
+        return errors;
+      }),
+    );
+    cacheMismatches = [];
+    for (const replica of replicas) {
+      for (const [kind, list] of Object.entries(byKind)) {
+        const want = list.filter((child) => holders[shareOfChild(child)] === replica.identity).length;
+        const held = await replica.metric(`canaryapp_cached_objects{cache="${kind}"}`).catch(() => -1);
+        if (held !== want) cacheMismatches.push(`${replica.identity} ${kind}: caches ${held}, its shares have ${want}`);
+      }
+    }
+    if (cacheMismatches.length === 0) break;
+    await sleep(2_000);
+  } while (Date.now() < deadline);
+  return { cacheMismatches, shareLabelErrors };
 }
 
 /**

@@ -55,6 +55,10 @@ test(
     const total = objects.reduce((a, b) => a + b, 0);
     for (const n of objects) assert.ok(n > 0 && n < total * 0.6, `cached objects per replica: ${cached}`);
     assert.deepEqual(report.shareOverlaps, [], "no share held by two replicas at once");
+    // At the end, after the kills and the moves they caused (each share gained loaded by its label): every child
+    // carries its share, and every replica caches exactly the children of its shares.
+    assert.deepEqual(report.shareLabelErrors, [], "every child labelled with its share, no pod template");
+    assert.deepEqual(report.cacheMismatches, [], "each replica caches exactly its shares' children");
     for (const name of INVARIANTS) {
       assert.equal(report.check.counts[name], 0, `${name}: ${report.check.examples[name].join(" | ")}`);
     }
