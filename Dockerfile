@@ -15,4 +15,4 @@ COPY --from=build /src/dist/src ./dist/src
 COPY package.json ./
 USER 65532:65532
 EXPOSE 8080
-ENTRYPOINT ["node", "--optimize-for-size", "--max-opt=1", "--no-node-snapshot", "dist/src/main.js"]
+ENTRYPOINT ["node", "--optimize-for-size", "--max-opt=1", "--no-node-snapshot", "--single-threaded", "dist/src/main.js"]

@@ -28,7 +28,12 @@ console.log(JSON.stringify({ query, post, fetched }));
 
 describe("the controller's node flags", () => {
   test("default, override, and an empty override for none", () => {
-    assert.deepEqual(controllerNodeFlags({}), ["--optimize-for-size", "--max-opt=1", "--no-node-snapshot"]);
+    assert.deepEqual(controllerNodeFlags({}), [
+      "--optimize-for-size",
+      "--max-opt=1",
+      "--no-node-snapshot",
+      "--single-threaded",
+    ]);
     assert.deepEqual(controllerNodeFlags({ CONTROLLER_NODE_FLAGS: " --max-semi-space-size=1  --jitless " }), [
       "--max-semi-space-size=1",
       "--jitless",

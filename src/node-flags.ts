@@ -10,15 +10,15 @@
  *   (`--jitless` saves a little more but drops WebAssembly, which Node's fetch needs; `--lite-mode` implies it.)
  * - `--no-node-snapshot`: Node bootstraps from its built-in modules instead of its start-up snapshot; about
  *   4 MiB less RSS for about 40 ms more start-up.
- *
- * Not `--single-threaded` (taken for a while): it saved about 1 MiB at 20 apps, but left garbage collection
- * to the main thread alone, and a start over 5,000 apps spent a third of its time collecting: loading the
- * caches took about 30 % longer (ADR 0017, "Since: start-up").
+ * - `--single-threaded`: no V8 background threads (garbage collection and compilation run on the main
+ *   thread), so none of their allocator arenas. Loading 5,000 apps' caches takes as long with it as without
+ *   (`node dist/bench/ingest.js 5000`: 1.72 and 1.73 s); V8's defaults take 1.05 s, for 135 MiB more RSS.
  */
 export const DEFAULT_CONTROLLER_NODE_FLAGS: readonly string[] = [
   "--optimize-for-size",
   "--max-opt=1",
   "--no-node-snapshot",
+  "--single-threaded",
 ];
 
 /** The flags for a spawned controller: $CONTROLLER_NODE_FLAGS (space-separated, may be empty) or the default. */
