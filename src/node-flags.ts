@@ -12,7 +12,7 @@
  *   4 MiB less RSS for about 40 ms more start-up.
  * - `--single-threaded`: no V8 background threads (garbage collection and compilation run on the main
  *   thread), so none of their allocator arenas. Loading 5,000 apps' caches takes as long with it as without
- *   (`node dist/bench/ingest.js 5000`: 1.72 and 1.73 s); V8's defaults take 1.05 s, for 135 MiB more RSS.
+ *   (`node dist/bench/ingest.js 5000`: 1.72 and 1.73 s); V8's defaults take 1.05 s, for 87 MiB more RSS.
  */
 export const DEFAULT_CONTROLLER_NODE_FLAGS: readonly string[] = [
   "--optimize-for-size",
