@@ -116,6 +116,11 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
       this.objects.delete(key);
       for (const h of this.deletes) h(old);
     }
+    this.admitServer();
+  }
+
+  /** Caches what `keep` admits of the server's objects and is not cached as it is, firing add or update handlers. */
+  private admitServer(): void {
     for (const [key, obj] of this.server) {
       if (!this.keep(obj)) continue;
       const old = this.objects.get(key);
@@ -134,14 +139,7 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
     await Promise.resolve();
     await this.loadGate;
     this.loads.push(labelSelector);
-    for (const [key, obj] of this.server) {
-      if (!this.keep(obj)) continue;
-      const old = this.objects.get(key);
-      if (old === obj) continue;
-      this.objects.set(key, obj);
-      if (old === undefined) for (const h of this.adds) h(obj);
-      else for (const h of this.updates) h(obj, old);
-    }
+    this.admitServer();
   }
 
   /** Forgets, without events, the cached objects `keep` no longer admits. */
