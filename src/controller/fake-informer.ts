@@ -4,8 +4,8 @@ import type { Informer, ObjectWithMeta } from "./informer.js";
  * An in-memory {@link Informer} for tests: `set` and `remove` change the cache and fire the handlers as
  * watch events would; `hasSynced` is whatever the test says (default: synced once started). With `keep`,
  * it caches only what `keep` admits, as a ListWatchInformer with `keep` does: `set` and `remove` change the
- * server's objects, `resync` loads what `keep` admits now (and `load` too, removing nothing: deletions are the
- * watch's), `prune` forgets what it no longer admits.
+ * server's objects, `load` loads what `keep` admits now (removing nothing: deletions are the watch's),
+ * `prune` forgets what it no longer admits.
  */
 export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
   private readonly objects = new Map<string, T>();
@@ -13,10 +13,6 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
   private readonly server = new Map<string, T>();
   /** Which objects the cache keeps; default all. */
   keep: (obj: T) => boolean = () => true;
-  /** How many times `resync` listed again. */
-  resyncs = 0;
-  /** When set, `resync` waits for it before listing (a slow list). */
-  resyncGate: Promise<void> | undefined;
   /** The label selector of every `load`, in order (undefined: a load of everything). */
   readonly loads: (string | undefined)[] = [];
   /** When set, `load` waits for it before listing (a slow list). */
@@ -104,19 +100,6 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
     if (old === undefined) return;
     this.objects.delete(key);
     for (const h of this.deletes) h(old);
-  }
-
-  /** Lists again (on a later turn, as a request would): the cache becomes what `keep` admits of the server's. */
-  async resync(): Promise<void> {
-    await Promise.resolve();
-    await this.resyncGate;
-    this.resyncs++;
-    for (const [key, old] of [...this.objects]) {
-      if (this.server.has(key)) continue;
-      this.objects.delete(key);
-      for (const h of this.deletes) h(old);
-    }
-    this.admitServer();
   }
 
   /** Caches what `keep` admits of the server's objects and is not cached as it is, firing add or update handlers. */

@@ -510,7 +510,7 @@ describe("createInformer", () => {
 });
 
 describe("ListWatchInformer with keep (a cache of some objects only)", () => {
-  test("caches and tells only what keep admits; resync loads what it admits now; prune forgets the rest", async () => {
+  test("caches and tells only what keep admits; load loads what it admits now; prune forgets the rest", async () => {
     const wanted = new Set(["a"]);
     const server = [obj("a", "1"), obj("b", "2"), obj("c", "3")];
     const h = harness(server, "10", undefined, (o) => wanted.has(o.metadata.name ?? ""));
@@ -528,17 +528,16 @@ describe("ListWatchInformer with keep (a cache of some objects only)", () => {
     assert.equal(h.informer.get("ns", "b"), undefined);
     assert.deepEqual(h.events, ["add a@1"]);
 
-    // The filter widens: resync ends the watch, lists again and resolves once b and c are cached.
+    // The filter widens: load lists again and resolves once b and c are cached; the watch goes on.
     wanted.add("b").add("c");
     server[1] = obj("b", "11");
     h.lists.result = () => Promise.resolve({ metadata: { resourceVersion: "20" }, items: server });
     const watches = h.watcher.calls.length;
-    await h.informer.resync();
+    await h.informer.load();
     assert.equal(h.lists.count, 2);
     assert.deepEqual(h.events, ["add a@1", "add b@11", "add c@3"]);
     await flush();
-    assert.equal(h.watcher.calls.length, watches + 1, "watching again");
-    assert.equal(h.watcher.last().params.resourceVersion, "20");
+    assert.equal(h.watcher.calls.length, watches, "the same watch");
 
     // The filter narrows: prune forgets without telling anyone.
     wanted.delete("a");
@@ -555,30 +554,6 @@ describe("ListWatchInformer with keep (a cache of some objects only)", () => {
     h.watcher.last().emit("MODIFIED", obj("a", "21"));
     assert.equal(h.informer.get("ns", "a"), undefined);
     await h.informer.stop();
-  });
-
-  test("resync calls made together share one list; one made during a list gets the next", async () => {
-    const h = harness([obj("a", "1")], "10", undefined, () => true);
-    h.informer.start();
-    await flush();
-    let release = (): void => undefined;
-    h.lists.result = () =>
-      new Promise((resolve) => {
-        release = () => resolve({ metadata: { resourceVersion: "20" }, items: [obj("a", "1")] });
-      });
-    const first = Promise.all([h.informer.resync(), h.informer.resync()]);
-    await flush();
-    assert.equal(h.lists.count, 2);
-    const second = h.informer.resync();
-    release();
-    await first;
-    await flush();
-    assert.equal(h.lists.count, 3, "the call made during the list waits for one more");
-    release();
-    await second;
-    await h.informer.stop();
-    // Stopped: a resync resolves at once.
-    await h.informer.resync();
   });
 });
 
@@ -792,7 +767,7 @@ describe("createInformer with keep over some namespaces", () => {
     await informer.stop();
   });
 
-  test("resync lists every namespace again and prune narrows every one", async () => {
+  test("load lists every namespace again and prune narrows every one", async () => {
     let wanted = "x";
     let lists = 0;
     const informer = createInformer<Obj>({
@@ -821,7 +796,7 @@ describe("createInformer with keep over some namespaces", () => {
       ["a/x", "b/x"],
     );
     wanted = "y";
-    await informer.resync?.();
+    await informer.load?.();
     assert.equal(lists, 4);
     assert.equal(informer.list().length, 4);
     assert.equal(informer.size(), 4);

@@ -68,14 +68,9 @@ export interface Informer<T> {
   onUpdate(handler: (obj: T, old: T) => void): void;
   onDelete(handler: (obj: T) => void): void;
   /**
-   * Lists again, and resolves once the cache holds every object its `keep` admits now (a filtered cache whose
-   * filter widened). Optional: only caches with `keep` need it.
-   */
-  resync?(): Promise<void>;
-  /**
    * Lists the objects that also match `labelSelector` (none: all of them) and merges those `keep` admits into
-   * the cache while the watch goes on, then resolves (or once the informer has stopped). A cheaper `resync`
-   * for a filter that widened to objects a label tells apart. Optional: only caches with `keep` need it.
+   * the cache while the watch goes on, then resolves (or once the informer has stopped): a filtered cache
+   * whose filter widened. Optional: only caches with `keep` need it.
    */
   load?(labelSelector?: string): Promise<void>;
   /** Forgets, without events, the cached objects its `keep` no longer admits (a filter that narrowed). */
@@ -113,7 +108,7 @@ export interface ListWatchOptions<T> {
   transform?: (obj: T) => T;
   /**
    * Which objects to cache, asked of each listed or watched object as it comes (before `transform`); the
-   * others are neither cached nor told to the handlers. It may change its answer: `resync` then loads what it
+   * others are neither cached nor told to the handlers. It may change its answer: `load` then loads what it
    * admits now, `prune` forgets what it no longer admits. Default: every object.
    */
   keep?: (obj: T) => boolean;
@@ -187,12 +182,6 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
   private readonly maxBackoffMs: number;
   private readonly log: Logger;
   private readonly watchTimeoutSeconds: () => number;
-  /** Callers of `resync` waiting for the next list to complete. */
-  private resyncWaiters: (() => void)[] = [];
-  /** A list is asked for (`resync`): the watch ends and the loop lists before watching again. */
-  private relistWanted = false;
-  /** Ends the open watch, if any (the loop goes on). */
-  private endWatch: (() => void) | undefined;
   /** For each `load` in flight, the keys the watch has touched since it began. */
   private readonly loads = new Set<Set<string>>();
   /** How many lists have replaced the cache: a load that sees this change was overtaken by a relist. */
@@ -223,20 +212,6 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     await this.loop;
     this.abort = undefined;
     this.loop = undefined;
-    for (const resolve of this.resyncWaiters.splice(0)) resolve();
-  }
-
-  /**
-   * Lists again (ending the open watch), and resolves once a list that began after this call has been
-   * loaded into the cache, or the informer has stopped. Calls made together share one list.
-   */
-  resync(): Promise<void> {
-    if (this.abort === undefined) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.resyncWaiters.push(resolve);
-      this.relistWanted = true;
-      this.endWatch?.();
-    });
   }
 
   /**
@@ -372,20 +347,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     let failures = 0;
     while (!signal.aborted) {
       try {
-        if (this.resourceVersion === "" || this.relistWanted) {
-          // The callers of resync waiting now are served by this list; later ones by the next.
-          const waiting = this.resyncWaiters.splice(0);
-          this.relistWanted = false;
-          try {
-            await this.relist(signal);
-          } catch (error) {
-            this.resyncWaiters.unshift(...waiting);
-            if (waiting.length > 0) this.relistWanted = true;
-            throw error;
-          }
-          for (const resolve of waiting) resolve();
-          if (this.relistWanted) continue;
-        }
+        if (this.resourceVersion === "") await this.relist(signal);
         if (signal.aborted) break;
         const started = this.clock.now();
         const outcome = await this.watchOnce(signal);
@@ -465,7 +427,6 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
         if (settled) return;
         settled = true;
         this.watchOpenSince = undefined;
-        this.endWatch = undefined;
         signal.removeEventListener("abort", onAbort);
         handle?.abort();
         if (outcome instanceof Error) reject(outcome);
@@ -473,7 +434,6 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       };
       const onAbort = (): void => finish("closed");
       signal.addEventListener("abort", onAbort, { once: true });
-      this.endWatch = () => finish("closed");
 
       const onEvent = (type: string, object: unknown): void => {
         if (settled) return;
@@ -702,10 +662,6 @@ export class MultiNamespaceInformer<T> implements Informer<T> {
 
   onDelete(handler: (obj: T) => void): void {
     for (const informer of this.byNamespace.values()) informer.onDelete(handler);
-  }
-
-  async resync(): Promise<void> {
-    await Promise.all([...this.byNamespace.values()].map((i) => i.resync?.() ?? Promise.resolve()));
   }
 
   async load(labelSelector?: string): Promise<void> {
