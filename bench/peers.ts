@@ -172,9 +172,10 @@ async function measure(peer: Peer): Promise<PeerFigures> {
         const v2 = image(app, "v2");
         await peer.changeImage(ctx, app, v2);
         const at = Date.now();
-        const [scaled, weighted, done] = await Promise.all([
+        const [scaled, weighted, allTraffic, done] = await Promise.all([
           view.until(`${app}: v2 scaled up`, () => peer.scaledUp(view, namespace, app, v2), timeoutMs),
           view.until(`${app}: v2 weighted`, () => peer.weighted(view, namespace, app), timeoutMs),
+          view.until(`${app}: all traffic on v2`, () => peer.allTrafficOn(view, namespace, app, v2), timeoutMs),
           view.until(`${app}: at rest on v2`, () => peer.atRest(view, namespace, app, v2), timeoutMs),
         ]);
         const about = proxy.requests.filter((r) => r.at >= at && r.at <= done && appOf(r.name, [app]) === app);
@@ -182,6 +183,7 @@ async function measure(peer: Peer): Promise<PeerFigures> {
           app,
           scaledUpSeconds: (scaled - at) / 1000,
           firstWeightSeconds: (weighted - at) / 1000,
+          allTrafficSeconds: (allTraffic - at) / 1000,
           fullSeconds: (done - at) / 1000,
           requests: about.length,
           requestsByVerb: countByVerb(about),
@@ -192,7 +194,7 @@ async function measure(peer: Peer): Promise<PeerFigures> {
     for (const r of results) {
       log(
         `${r.app}: scaled up ${r.scaledUpSeconds.toFixed(2)} s, first weight ${r.firstWeightSeconds.toFixed(2)} s, ` +
-          `done ${r.fullSeconds.toFixed(1)} s, ${r.requests} requests about it: ${formatByVerb(r.requestsByVerb)}`,
+          `all traffic on v2 ${r.allTrafficSeconds.toFixed(1)} s, done ${r.fullSeconds.toFixed(1)} s, ${r.requests} requests about it: ${formatByVerb(r.requestsByVerb)}`,
       );
     }
     return {

@@ -88,12 +88,15 @@ export const canaryapp: Peer = {
     );
   },
 
-  atRest: (view, namespace, app, image) => {
+  atRest: (view, namespace, app, image) =>
+    (view.get(apps(namespace), app) as CanaryApp | undefined)?.status?.phase === "Healthy" &&
+    canaryapp.allTrafficOn(view, namespace, app, image),
+
+  allTrafficOn: (view, namespace, app, image) => {
     const status = (view.get(apps(namespace), app) as CanaryApp | undefined)?.status;
     const weights = readIstioWeights(view.get(virtualServices(namespace), childNames(app).virtualService));
     return (
-      status?.phase === "Healthy" &&
-      status.primaryImage === image &&
+      status?.primaryImage === image &&
       // The primary is pinned to the digest the tested pods ran, when they reported one.
       deploymentOf(view.get(deployments(namespace), childNames(app).primary)).image ===
         deployedImage(image, status.primary?.image === image ? status.primary.digest : undefined) &&

@@ -164,14 +164,12 @@ export const flagger: Peer = {
 
   atRest: (view, namespace, app, image) => {
     const phase = (view.get(canaries(namespace), app)?.status as { phase?: string } | undefined)?.phase;
-    const primary = deploymentOf(view.get(deployments(namespace), `${app}-primary`));
-    const weights = routeWeights(view.get(virtualServices(namespace), app));
-    return (
-      (phase === "Initialized" || phase === "Succeeded") &&
-      primary.image === image &&
-      weights.get(`${app}-primary`) === 100
-    );
+    return (phase === "Initialized" || phase === "Succeeded") && flagger.allTrafficOn(view, namespace, app, image);
   },
+
+  allTrafficOn: (view, namespace, app, image) =>
+    deploymentOf(view.get(deployments(namespace), `${app}-primary`)).image === image &&
+    routeWeights(view.get(virtualServices(namespace), app)).get(`${app}-primary`) === 100,
 
   scaledUp: (view, namespace, app, image) => {
     const target = deploymentOf(view.get(deployments(namespace), app));

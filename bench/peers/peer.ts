@@ -51,6 +51,11 @@ export interface Peer {
   changeImage(ctx: PeerContext, app: string, image: string): Promise<void>;
   /** The app rests on `image`: all traffic on the primary, which runs it, no test under way. */
   atRest(view: NamespaceView, namespace: string, app: string, image: string): boolean;
+  /**
+   * All traffic is on `image`: the route sends everything to the primary, which runs it — the rollout is over
+   * for every user, though the controller may still be removing what the test left (`atRest` then says done).
+   */
+  allTrafficOn(view: NamespaceView, namespace: string, app: string, image: string): boolean;
   /** A Deployment of `image` other than the primary is asked for at least one replica. */
   scaledUp(view: NamespaceView, namespace: string, app: string, image: string): boolean;
   /** The route gives the new version some weight. */

@@ -5,6 +5,9 @@ export interface RolloutFigures {
   app: string;
   scaledUpSeconds: number;
   firstWeightSeconds: number;
+  /** Until the route sends everything to the primary, which runs the new version. */
+  allTrafficSeconds: number;
+  /** Until the controller is at rest again: what the test left removed (after its drain, if it has one). */
   fullSeconds: number;
   /** Requests whose object is the app, one of its children or an Event about them. */
   requests: number;
@@ -96,7 +99,11 @@ function rows(result: PeersResult): Row[] {
       [
         ["image patch → new version scaled up", (r) => r.scaledUpSeconds],
         ["image patch → first weight", (r) => r.firstWeightSeconds],
-        [`full ${result.peers[0]?.steps ?? 5}-step rollout (floor: ${floors} of steps)`, (r) => r.fullSeconds],
+        [
+          `image patch → all traffic on it, ${result.peers[0]?.steps ?? 5} steps (floor: ${floors} of steps)`,
+          (r) => r.allTrafficSeconds,
+        ],
+        ["image patch → at rest again (the test's pods removed)", (r) => r.fullSeconds],
       ] as [string, (r: RolloutFigures) => number][]
     ).map(([label, f]) => ({
       label,
@@ -137,7 +144,9 @@ export function readmeBlock(result: PeersResult): string {
     "",
     `Measured by \`make bench-peers\` on ${result.date.slice(0, 10)} (${result.machine.cpus} CPUs): ${w.apps} apps of 1 replica, ` +
       `interval ${w.intervalSeconds} s, ${w.maxWeight / w.stepWeight} steps of ${w.stepWeight} % to ${w.maxWeight} %, ` +
-      `an always-passing check; ${w.rollouts} rollouts each (ranges are min–max, ratios of medians).`,
+      `an always-passing check; ${w.rollouts} rollouts each (ranges are min–max, ratios of medians). ` +
+      "canaryapp keeps the test's pods for `drainSeconds` (default 5 s) after the route is seen to have left " +
+      "them, so that requests still in flight to them finish; Flagger scales them down as it routes back.",
   ].join("\n");
 }
 

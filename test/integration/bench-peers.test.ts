@@ -185,7 +185,8 @@ describe("the table of make bench-peers", () => {
             app: "a",
             scaledUpSeconds: 0.03,
             firstWeightSeconds: 0.2,
-            fullSeconds: 50.2,
+            allTrafficSeconds: 50.2,
+            fullSeconds: 55.2,
             requests: 36,
             requestsByVerb: {},
           },
@@ -193,7 +194,8 @@ describe("the table of make bench-peers", () => {
             app: "b",
             scaledUpSeconds: 0.05,
             firstWeightSeconds: 0.3,
-            fullSeconds: 50.4,
+            allTrafficSeconds: 50.4,
+            fullSeconds: 55.4,
             requests: 36,
             requestsByVerb: {},
           },
@@ -207,6 +209,7 @@ describe("the table of make bench-peers", () => {
             app: "a",
             scaledUpSeconds: 1.2,
             firstWeightSeconds: 11,
+            allTrafficSeconds: 80,
             fullSeconds: 81,
             requests: 160,
             requestsByVerb: {},
@@ -215,6 +218,7 @@ describe("the table of make bench-peers", () => {
             app: "b",
             scaledUpSeconds: 9.3,
             firstWeightSeconds: 19,
+            allTrafficSeconds: 88,
             fullSeconds: 89,
             requests: 180,
             requestsByVerb: {},
@@ -236,7 +240,14 @@ describe("the table of make bench-peers", () => {
     assert.ok(lines.includes("| API requests/min at rest, 20 apps | 0 | 1,440 | ∞ |"), lines.join("\n"));
     assert.ok(lines.includes("| image patch → new version scaled up | 0.03–0.05 s | 1.2–9.3 s | 131× |"));
     assert.ok(lines.includes("| image patch → first weight | 0.20–0.30 s | 11.0–19.0 s | 60× |"));
-    assert.ok(lines.includes("| full 5-step rollout (floor: 50 s of steps) | 50.2–50.4 s | 81.0–89.0 s | 1.69× |"));
+    assert.ok(
+      lines.includes(
+        "| image patch → all traffic on it, 5 steps (floor: 50 s of steps) | 50.2–50.4 s | 80.0–88.0 s | 1.67× |",
+      ),
+    );
+    assert.ok(
+      lines.includes("| image patch → at rest again (the test's pods removed) | 55.2–55.4 s | 81.0–89.0 s | 1.54× |"),
+    );
     assert.ok(lines.includes("| API requests during one rollout (about that app) | 36 | 160–180 | 4.72× |"));
     assert.ok(lines.includes("| RSS, 20 apps | 120 MiB | 60 MiB | 0.50× |"));
   });
