@@ -177,6 +177,18 @@ describe("ListWatchInformer", () => {
     assert.ok(watched && Object.isFrozen(watched.metadata));
     const copy = structuredClone(watched);
     copy.metadata.name = "editable copy";
+    // Everything in it, objects in arrays in objects included.
+    const nested = obj("e", "12") as Obj & { spec?: unknown };
+    nested.spec = { containers: [{ name: "app", ports: [{ containerPort: 8080 }] }], empty: [], none: null };
+    h.watcher.last().emit("ADDED", nested);
+    const deep = h.informer.get("ns", "e") as unknown as {
+      spec: { containers: { ports: { containerPort: number }[] }[] };
+    };
+    const port = deep.spec.containers[0]?.ports[0];
+    assert.ok(port && Object.isFrozen(deep.spec.containers) && Object.isFrozen(port));
+    assert.throws(() => {
+      port.containerPort = 1;
+    }, TypeError);
     await h.informer.stop();
   });
 

@@ -133,10 +133,25 @@ function keyOf(obj: ObjectWithMeta): string {
   return `${obj.metadata?.namespace ?? ""}/${obj.metadata?.name ?? ""}`;
 }
 
+/**
+ * Freezes a parsed JSON value and everything in it. Walks arrays by index and objects by `for…in` (plain
+ * JSON objects have nothing enumerable on their prototype), so that no array of values is allocated per
+ * object: at 5,000 apps the caches freeze about a million objects while they load.
+ */
 function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
+      if (typeof child === "object" && child !== null) deepFreeze(child);
+    }
+  } else {
+    const record = value as Record<string, unknown>;
+    for (const key in record) {
+      const child = record[key];
+      if (typeof child === "object" && child !== null) deepFreeze(child);
+    }
   }
   return value;
 }
