@@ -146,7 +146,7 @@ export function readmeBlock(result: PeersResult): string {
       `interval ${w.intervalSeconds} s, ${w.maxWeight / w.stepWeight} steps of ${w.stepWeight} % to ${w.maxWeight} %, ` +
       `an always-passing check; ${w.rollouts} rollouts each (ranges are min–max, ratios of medians). ` +
       "canaryapp keeps the test's pods for `drainSeconds` (default 5 s) after the route is seen to have left " +
-      "them, so that requests still in flight to them finish; Flagger scales them down as it routes back.",
+      "them, so that requests still in flight to them finish; Flagger reaches rest one interval after it routes back.",
   ].join("\n");
 }
 
