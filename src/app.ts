@@ -163,6 +163,7 @@ export function startController({
         clock,
         onGained: (share) => work?.gained(share),
         onLost: (share) => work?.lost(share),
+        onResumed: (share) => work?.resumed(share),
       })
     : undefined;
   const work = shards

@@ -54,13 +54,26 @@ export interface ShardElectionOptions {
   onGained?: (share: number) => void;
   /** This replica no longer holds `share`; the fence already refuses its writes. Drop its apps' work. */
   onLost?: (share: number) => void;
+  /**
+   * The fence of `share` had closed (a renewal ran past renewDeadline) and a renewal has now landed under the
+   * same term: the share is usable again. Queue the work remembered while it was closed.
+   */
+  onResumed?: (share: number) => void;
 }
 
 /** A share this replica holds: the term (which acquisition) and when it was last renewed (local clock). */
 interface Held {
   term: string;
   renewedAt: number;
+  /** A round has seen (and logged) its fence closed by a late renewal. */
+  closed?: boolean;
 }
+
+/** What the log says when a share's fence closes and opens again without the share changing hands. */
+export const SHARE_LOG = {
+  closed: "a share's renewal is late; its fence is closed",
+  reopened: "renewed a share after the renew deadline; its fence is open again",
+} as const;
 
 /** A Lease name of at most 63 characters, unique per identity (identities need not be valid names). */
 function memberLeaseName(group: string, identity: string): string {
@@ -244,9 +257,8 @@ export class ShardElector {
         if (lease === undefined) writes.push(this.take(share, undefined, now));
         else if (!ours && canAcquire(record, this.identity, now)) writes.push(this.take(share, lease, now));
         else if (ours && !this.held.has(share)) writes.push(this.take(share, lease, now));
-        else if (ours && now - (record.renewTimeMs ?? 0) >= this.renewAfterMs)
-          writes.push(this.renew(share, lease, now));
-        else if (ours) this.renewedAt(share, record.renewTimeMs ?? now);
+        else if (ours && now - (record.renewTimeMs ?? 0) >= this.renewAfterMs) writes.push(this.renew(share, lease));
+        else if (ours) this.renewedAt(share, record.renewTimeMs ?? now, termOf(record));
       } else if (ours && lease !== undefined) {
         writes.push(this.release(share, lease, now));
       }
@@ -298,11 +310,13 @@ export class ShardElector {
     }
   }
 
-  private async renew(share: number, lease: Lease, now: number): Promise<void> {
-    const record = acquiredRecord(recordFromSpec(lease.spec), this.identity, now, this.leaseDurationMs);
+  /** Renews a share held. The renewal counts from when it is sent (the round's earlier writes may have been slow). */
+  private async renew(share: number, lease: Lease): Promise<void> {
+    const sent = this.clock.now();
+    const record = acquiredRecord(recordFromSpec(lease.spec), this.identity, sent, this.leaseDurationMs);
     try {
       await this.options.client.replace({ ...lease, spec: specFromRecord(record) });
-      this.renewedAt(share, now);
+      this.renewedAt(share, sent, termOf(record));
     } catch (error) {
       // A conflict means someone else wrote the Lease: the next list tells who holds it.
       this.log.warn({ err: toError(error), share }, "could not renew a share");
@@ -333,25 +347,45 @@ export class ShardElector {
   }
 
   /**
-   * Notes a renewal. A renewal that lands after the fence has closed does not reopen it: the share is given up
-   * (the next round takes it again as a new term, and queues its apps), since reconciles and events were
-   * dropped while it was closed.
+   * Notes a renewal under `term`: one this replica wrote (at the resourceVersion it listed, so nobody wrote the
+   * Lease in between) or one the list shows. A renewal that lands after the fence has closed opens it again:
+   * nobody else can have held the share meanwhile, since taking it is a write to the same Lease, so the term goes
+   * on — the caches were kept and need no load — and `onResumed` queues the work remembered while it was closed.
+   * A renewal under another term (the Lease rewritten by a process of the same identity) gives the share up.
    */
-  private renewedAt(share: number, at: number): void {
+  private renewedAt(share: number, at: number, term: string): void {
     const held = this.held.get(share);
     if (held === undefined) return;
-    if (this.clock.now() - held.renewedAt >= this.renewDeadlineMs) {
-      this.lose(share, "renewed after the renew deadline");
+    if (term !== held.term) {
+      this.lose(share, "renewed under another term");
       return;
     }
+    const closed = held.closed === true || this.clock.now() - held.renewedAt >= this.renewDeadlineMs;
     if (at > held.renewedAt) held.renewedAt = at;
+    if (!closed || this.term(share) === undefined) return;
+    held.closed = false;
+    this.log.info({ share, term }, SHARE_LOG.reopened);
+    try {
+      this.options.onResumed?.(share);
+    } catch (error) {
+      this.log.error({ err: toError(error), share }, "onResumed failed");
+    }
   }
 
-  /** Gives up the shares not renewed within renewDeadline: others may take them once the lease expires. */
+  /**
+   * Gives up the shares not renewed within the lease duration: others may take them now. Their fences closed
+   * at renewDeadline (`term` says so by the clock; this logs it), and until then a late renewal may still open
+   * them again.
+   */
   private expireStale(): void {
     const now = this.clock.now();
     for (const [share, held] of this.held) {
-      if (now - held.renewedAt >= this.renewDeadlineMs) this.lose(share, "not renewed within the renew deadline");
+      if (now - held.renewedAt >= this.leaseDurationMs) {
+        this.lose(share, "not renewed within the lease duration");
+      } else if (now - held.renewedAt >= this.renewDeadlineMs && held.closed !== true) {
+        held.closed = true;
+        this.log.info({ share, term: held.term }, SHARE_LOG.closed);
+      }
     }
   }
 

@@ -53,6 +53,7 @@ function world(ids: string[], names: string[], filtered = false) {
       clock,
       onGained: (share) => late.work?.gained(share),
       onLost: (share) => late.work?.lost(share),
+      onResumed: (share) => late.work?.resumed(share),
     });
     const drop = (key: string): void => {
       dropped.push(key);
@@ -147,8 +148,14 @@ describe("ShardWork", () => {
     await r.clock.advance(100);
     await flush();
 
-    // The rounds run again: the shares are given up and taken anew (a new term).
+    // The rounds run again: the renewals land late, nobody took the shares meanwhile, so their fences open
+    // again under the same terms, and what was remembered while they were closed is queued.
+    assert.deepEqual(r.elector.heldShares(), [], "every fence closed");
     await r.rounds(3);
+    assert.deepEqual(
+      r.elector.heldShares(),
+      Array.from({ length: SHARES }, (_, share) => share),
+    );
     assert.equal(r.elector.heldShares().length, SHARES);
     assert.ok(r.dropped.includes("shop/gone"), `the deleted app's state was dropped: ${JSON.stringify(r.dropped)}`);
     assert.ok(
@@ -312,5 +319,33 @@ describe("ShardWork loads", () => {
     loads.at(-1)?.done();
     await flush();
     assert.deepEqual(work.loadingShares(), []);
+  });
+
+  test("a share whose fence opens again under the same term is not loaded again: its remembered keys are queued", async () => {
+    const held = new Set<number>([0]);
+    let loads = 0;
+    const queued: string[] = [];
+    const work = new ShardWork({
+      shares: SHARES,
+      termOf: (share) => (held.has(share) ? "term" : undefined),
+      queue: { add: (key) => queued.push(key), remove: () => undefined },
+      appKeys: () => [],
+      caches: [{ load: () => Promise.resolve(void loads++), prune: () => assert.fail("nothing is pruned") }],
+      log,
+    });
+    let key = "";
+    for (let i = 0; key === ""; i++) if (shareOf(`shop/app-${i}`, SHARES) === 0) key = `shop/app-${i}`;
+    work.gained(0);
+    await flush();
+    assert.equal(loads, 1);
+    // The renewal runs late: the fence closes, and an event meanwhile is remembered, not queued.
+    held.delete(0);
+    work.offer(key);
+    assert.deepEqual(queued, []);
+    assert.equal(work.keeps(0), true, "the caches keep the share's objects");
+    held.add(0);
+    work.resumed(0);
+    assert.deepEqual(queued, [key]);
+    assert.equal(loads, 1, "no load");
   });
 });

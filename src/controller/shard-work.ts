@@ -53,7 +53,7 @@ export interface ShardWorkOptions {
  * - An event for an app of a share held (and loaded) is queued.
  * - A key that cannot be worked on although the share is this replica's — its caches are still loading, or
  *   its fence closed because a renewal ran late — is remembered, by `offer` or by the fence's `run`, and queued
- *   when the share is held again (the election gives a share with a closed fence up and takes it anew).
+ *   when the share is usable again: loaded, renewed under the same term (`resumed`), or taken anew.
  * - A share gained is worked on once its caches have loaded: then every app of it in the cache is queued,
  *   with the keys remembered for it (an app deleted meanwhile is in no cache, only there).
  * - A share lost: its keys leave the queue and their per-app state is dropped — the cached apps' and the
@@ -129,6 +129,15 @@ export class ShardWork {
       this.loading.delete(share);
       this.release(share);
     });
+  }
+
+  /**
+   * `share`'s fence opened again under the same term (a renewal landed late, nobody took the share meanwhile):
+   * its caches were kept, so nothing is loaded; its apps are queued with the keys remembered while it was closed.
+   */
+  resumed(share: number): void {
+    if (!this.wanted.has(share) || this.loading.has(share)) return;
+    this.release(share);
   }
 
   /** This replica no longer holds `share`: drop its work and its objects. */

@@ -18,7 +18,7 @@ import { startFaultyProxy, type FaultyProxy } from "./faulty-proxy.js";
 import { checkWorld, INVARIANTS, plannedSteps, type AppScript, type CheckResult } from "./invariants.js";
 import { WorldRecorder } from "./world.js";
 import { isLeaseExpired, recordFromSpec } from "../../src/controller/lease.js";
-import { SHARD_LABELS } from "../../src/controller/shard-election.js";
+import { SHARD_LABELS, SHARE_LOG } from "../../src/controller/shard-election.js";
 import { shareLabelValue, shareOf } from "../../src/controller/shards.js";
 import { LABELS } from "../../src/api/types.js";
 import { ISTIO_NETWORKING } from "../../src/router/istio.js";
@@ -495,7 +495,8 @@ async function shardCaches(
 
 /**
  * The times two processes held the same share at once, from their logs: a share is held from its "took a
- * share" line until the process's next "gave up a share" line for it, its death, or `end`.
+ * share" line until the process's next "gave up a share" line for it, its death, or `end`; a fence closed by a
+ * late renewal ends the tenure too, and its opening again under the same term begins another.
  */
 function overlappingTenures(processes: { process: ControllerProcess; killedAt?: number }[], end: number): string[] {
   const tenures = new Map<number, { who: string; from: number; to: number }[]>();
@@ -515,7 +516,8 @@ function overlappingTenures(processes: { process: ControllerProcess; killedAt?: 
       const time = line["time"];
       if (typeof share !== "number" || typeof time !== "number") continue;
       if (line["msg"] === "took a share") open.set(share, time);
-      else if (line["msg"] === "gave up a share") close(share, time);
+      else if (line["msg"] === SHARE_LOG.reopened && !open.has(share)) open.set(share, time);
+      else if (line["msg"] === "gave up a share" || line["msg"] === SHARE_LOG.closed) close(share, time);
     }
     for (const share of [...open.keys()]) close(share, stop);
   }
