@@ -9,7 +9,7 @@ import { pathToFileURL } from "node:url";
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { loadKubeConfig } from "../src/kube/client.js";
 import { isLeaseExpired, recordFromSpec } from "../src/controller/lease.js";
-import { SHARD_LABELS } from "../src/controller/shard-election.js";
+import { SHARD_LABELS, SHARE_LOG } from "../src/controller/shard-election.js";
 import { spawnController, type ControllerProcess } from "../test/support/process.js";
 import { createApps, sleep, untilAllRouted, untilReady } from "./apps.js";
 
@@ -162,12 +162,17 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
     }
     const appsCoveredAgainMs = Date.now() - killedAt;
     for (const c of survivors) {
-      // Shares a survivor gave up after the kill (its renewals late: its fence closed), and why.
+      // Shares a survivor gave up after the kill, or whose fence closed and opened again (renewals late), and why.
       const since = c.logs.slice(logsBefore.get(c) ?? 0);
       const why = new Map<string, number>();
       for (const l of since) {
         const msg = String(l["msg"]);
-        if (msg === "gave up a share" || msg.startsWith("could not")) {
+        if (
+          msg === "gave up a share" ||
+          msg === SHARE_LOG.closed ||
+          msg === SHARE_LOG.reopened ||
+          msg.startsWith("could not")
+        ) {
           const err = l["err"] as { message?: unknown } | undefined;
           const what = `${msg}: ${JSON.stringify(l["why"] ?? err?.message ?? "")}`.slice(0, 160);
           why.set(what, (why.get(what) ?? 0) + 1);
