@@ -5,12 +5,12 @@
  * with 20 requests in flight (each of 20 lanes takes the next app when it is done with one). No cache, no
  * reads, no Events: what is left is what the API server must do, at a client's ordinary concurrency.
  */
-import type { CanaryApp } from "../src/api/types.js";
+import type { CanaryApp, CanaryAppStatus } from "../src/api/types.js";
 import { clusterWriter } from "../src/kube/cluster.js";
 import type { PooledKubeConfig } from "../src/kube/client.js";
 import { CHILD_KINDS } from "../src/kube/kinds.js";
 import { KubeRest } from "../src/kube/rest.js";
-import { desiredChildren } from "../src/resources/children.js";
+import { desiredChildren, type ChildObject } from "../src/resources/children.js";
 import { withAppliedHash } from "../src/resources/compare.js";
 import { startPlan } from "../src/rollout/planner.js";
 import { istioRouter } from "../src/router/istio.js";
@@ -18,6 +18,19 @@ import { deploymentTarget } from "../src/workload/deployment.js";
 import { observe } from "../src/canary/observe.js";
 import { canaryApps } from "../test/support/kube.js";
 import { benchApp, IN_FLIGHT } from "./apps.js";
+
+/**
+ * What the controller's first reconcile of a new app writes, by its own planner and builders: the children as
+ * applied (with their applied hash, in the planner's order) and the status. The planner sees empty caches.
+ */
+export function firstReconcile(app: CanaryApp): { children: ChildObject[]; status: CanaryAppStatus } {
+  const none = { get: () => undefined };
+  const caches = { canaryApps: { get: () => app }, children: new Map(CHILD_KINDS.map((kind) => [kind.kind, none])) };
+  const planning = startPlan({ app, observed: observe(app, caches, istioRouter, deploymentTarget), now: new Date() });
+  if (planning.kind !== "ready") throw new Error(`${app.metadata.name ?? ""}: planned ${planning.kind}`);
+  const desired = desiredChildren(app, planning.spec, planning.plan, istioRouter, deploymentTarget);
+  return { children: desired.apply.map(withAppliedHash), status: planning.plan.status };
+}
 
 export interface FloorResult {
   /** From the first create to the last app's children applied and status written. */
@@ -45,18 +58,11 @@ export async function benchFloor(
   let writes = 0;
   const writer = clusterWriter(api, () => writes++);
   const client = canaryApps(kc, namespace);
-  // Nothing exists yet: the planner sees empty caches, as the controller's first reconcile of a new app does.
-  const none = { get: () => undefined };
-  const children = new Map(CHILD_KINDS.map((kind) => [kind.kind, none]));
-
   const converge = async (i: number): Promise<void> => {
     const app: CanaryApp = await client.create(benchApp(i));
-    const caches = { canaryApps: { get: () => app }, children };
-    const planning = startPlan({ app, observed: observe(app, caches, istioRouter, deploymentTarget), now: new Date() });
-    if (planning.kind !== "ready") throw new Error(`floor: app-${i} planned ${planning.kind}`);
-    const desired = desiredChildren(app, planning.spec, planning.plan, istioRouter, deploymentTarget);
-    for (const child of desired.apply) await writer.apply(withAppliedHash(child));
-    await writer.replaceStatus(app, planning.plan.status);
+    const { children, status } = firstReconcile(app);
+    for (const child of children) await writer.apply(child);
+    await writer.replaceStatus(app, status);
   };
 
   const started = Date.now();

@@ -4,7 +4,7 @@
  * included), without an API server, so that only the controller's side is timed. Each flag set runs in a
  * process of its own, three times.
  *
- *   node dist/bench/ingest.js [apps]      (default 5000: 7 objects per app, as the caches hold them)
+ *   node dist/bench/ingest.js [apps]      (default 5000: each app's CanaryApp and the children it starts with)
  *
  * Flag sets: the controller's defaults (src/node-flags.ts), the defaults without `--optimize-for-size`, and
  * V8's defaults; $INGEST_FLAGS (sets separated by `;`) replaces them. Alone in its process, with no API server
@@ -15,26 +15,20 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { createInformer, type ObjectWithMeta } from "../src/controller/informer.js";
-import { trimChild, trimDeployment } from "../src/kube/trim.js";
+import { GROUP, KIND, VERSION, type CanaryApp } from "../src/api/types.js";
+import { CANARY_APPS, CHILD_KINDS } from "../src/kube/kinds.js";
+import { benchApp } from "./apps.js";
+import { firstReconcile } from "./floor.js";
 import { DEFAULT_CONTROLLER_NODE_FLAGS } from "../src/node-flags.js";
 
-const OBJECTS_PER_APP = 7;
-
-/** A child as a list returns it: labels, the applied hash, three managers' managedFields, a status. */
-function listed(app: number, track: string): unknown {
-  const labels = {
-    "app.kubernetes.io/managed-by": "canaryapp",
-    "canaryapp.io/app": `app-${app}`,
-    "canaryapp.io/track": track,
-  };
+/** Every field a list adds to an object: identity, version, three managers' managedFields. */
+function asListed<T extends { metadata?: object }>(obj: T, app: number, k: number): T {
   return {
+    ...obj,
     metadata: {
-      name: `app-${app}-${track}`,
-      namespace: "bench",
-      uid: `00000000-0000-0000-0000-${String(app).padStart(12, "0")}`,
+      ...obj.metadata,
+      uid: `00000000-0000-0000-${String(k).padStart(4, "0")}-${String(app).padStart(12, "0")}`,
       resourceVersion: String(1000 + app),
-      labels,
-      annotations: { "canaryapp.io/applied-hash": "0123456789abcdef" },
       managedFields: ["canaryapp", "kube-controller-manager", "kubectl"].map((manager) => ({
         manager,
         operation: "Apply",
@@ -43,53 +37,51 @@ function listed(app: number, track: string): unknown {
         fieldsV1: { "f:spec": { "f:replicas": {}, "f:template": { "f:spec": { "f:containers": { ".": {} } } } } },
       })),
     },
-    spec: {
-      replicas: 2,
-      selector: { matchLabels: labels },
-      template: {
-        metadata: { labels },
-        spec: {
-          containers: [
-            {
-              name: "app",
-              image: `example/app-${app}:v1`,
-              ports: [{ containerPort: 8080, protocol: "TCP" }],
-              resources: {},
-              terminationMessagePath: "/dev/termination-log",
-              imagePullPolicy: "IfNotPresent",
-            },
-          ],
-          restartPolicy: "Always",
-          dnsPolicy: "ClusterFirst",
-        },
-      },
-      strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: "25%" } },
-    },
-    status: {
-      observedGeneration: 1,
-      replicas: 2,
-      readyReplicas: 2,
-      availableReplicas: 2,
-      conditions: [
-        {
-          type: "Available",
-          status: "True",
-          reason: "MinimumReplicasAvailable",
-          lastUpdateTime: "2026-11-25T10:00:00Z",
-        },
-      ],
-    },
   };
 }
 
-/** In the child process: loads `apps` apps' objects into seven caches at once; prints the milliseconds. */
-async function ingest(apps: number): Promise<void> {
-  const texts = Array.from({ length: OBJECTS_PER_APP }, (_, k) =>
-    JSON.stringify({
-      metadata: { resourceVersion: "1" },
-      items: Array.from({ length: apps }, (_, app) => listed(app, `t${k}`)),
-    }),
+/** A Deployment's status as the Deployment controller writes it for a rolled-out primary. */
+const DEPLOYMENT_STATUS = {
+  observedGeneration: 1,
+  replicas: 2,
+  readyReplicas: 2,
+  availableReplicas: 2,
+  conditions: [
+    { type: "Available", status: "True", reason: "MinimumReplicasAvailable", lastUpdateTime: "2026-11-25T10:00:00Z" },
+  ],
+};
+
+/**
+ * The lists the controller's caches load for `apps` apps, as JSON texts by kind: each app's CanaryApp and the
+ * children its first reconcile applies (the project's own planner and builders, `firstReconcile`), with what a
+ * list adds to them.
+ */
+function lists(apps: number): Map<string, string> {
+  const byKind = new Map<string, unknown[]>();
+  const add = (kind: string, obj: unknown): void =>
+    void (byKind.get(kind) ?? byKind.set(kind, []).get(kind))?.push(obj);
+  for (let i = 0; i < apps; i++) {
+    const app = { apiVersion: `${GROUP}/${VERSION}`, kind: KIND, ...benchApp(i) } as CanaryApp;
+    // As created: the API server has given it a namespace and a uid (its children's owner).
+    app.metadata.namespace = "bench";
+    app.metadata.uid = `00000000-0000-0000-0000-${String(i).padStart(12, "0")}`;
+    const { children, status } = firstReconcile(app);
+    add(KIND, asListed({ ...app, status }, i, 0));
+    children.forEach((child, k) =>
+      add(
+        child.kind,
+        asListed(child.kind === "Deployment" ? { ...child, status: DEPLOYMENT_STATUS } : child, i, k + 1),
+      ),
+    );
+  }
+  return new Map(
+    [...byKind].map(([kind, items]) => [kind, JSON.stringify({ metadata: { resourceVersion: "1" }, items })]),
   );
+}
+
+/** In the child process: loads `apps` apps' objects into their kinds' caches at once; prints the milliseconds. */
+async function ingest(apps: number): Promise<void> {
+  const texts = lists(apps);
   // A watcher that delivers nothing: only the lists are timed.
   const watcher = {
     watch: (_path: string, _q: unknown, _cb: unknown, done: (err: unknown) => void) => {
@@ -99,17 +91,19 @@ async function ingest(apps: number): Promise<void> {
   };
   const log = pino({ level: "silent" });
   const started = performance.now();
-  const informers = texts.map((text, k) =>
-    createInformer<ObjectWithMeta>({
-      type: { group: "apps", version: "v1", plural: `things${k}` },
+  const informers = [...texts].map(([kindName, text]) => {
+    const kind = [...CHILD_KINDS, CANARY_APPS].find((k) => k.kind === kindName);
+    if (kind === undefined) throw new Error(`ingest: no cache for ${kindName}`);
+    return createInformer<ObjectWithMeta>({
+      type: kind,
       // Parsed when asked, as the response body is.
       list: () =>
         Promise.resolve(JSON.parse(text) as { metadata: { resourceVersion: string }; items: ObjectWithMeta[] }),
       watcher,
       log,
-      transform: k === 0 ? trimDeployment : trimChild,
-    }),
-  );
+      ...(kind.trim !== undefined ? { transform: kind.trim as (o: ObjectWithMeta) => ObjectWithMeta } : {}),
+    });
+  });
   let added = 0;
   for (const informer of informers) {
     informer.onAdd(() => (added += 1));
@@ -137,9 +131,7 @@ if (process.argv[3] === "--child") {
     [],
   ];
   const self = fileURLToPath(import.meta.url);
-  console.log(
-    `ingest: ${apps} apps, ${apps * OBJECTS_PER_APP} objects in ${OBJECTS_PER_APP} caches; 3 runs per flag set`,
-  );
+  console.log(`ingest: ${apps} apps, their CanaryApps and children in their kinds' caches; 3 runs per flag set`);
   console.log("| flags | load (ms), median | runs | RSS (MiB), median |");
   console.log("|---|---|---|---|");
   for (const flags of sets) {

@@ -65,7 +65,7 @@ export interface ShardElectionOptions {
 interface Held {
   term: string;
   renewedAt: number;
-  /** A round has seen (and logged) its fence closed by a late renewal. */
+  /** A round has logged its fence closed by a late renewal (said once; the fence itself is `term`'s, by the clock). */
   closed?: boolean;
 }
 
@@ -360,7 +360,7 @@ export class ShardElector {
       this.lose(share, "renewed under another term");
       return;
     }
-    const closed = held.closed === true || this.clock.now() - held.renewedAt >= this.renewDeadlineMs;
+    const closed = this.clock.now() - held.renewedAt >= this.renewDeadlineMs;
     if (at > held.renewedAt) held.renewedAt = at;
     if (!closed || this.term(share) === undefined) return;
     held.closed = false;
