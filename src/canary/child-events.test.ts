@@ -62,10 +62,10 @@ describe("childEvents", () => {
       { action: "Deleted", kind: "Deployment", name: "web-secondary" },
     ];
     assert.deepEqual(
-      childEvents(changes, true).map((e) => e.message),
+      childEvents(changes, false).map((e) => e.message),
       ["Created Service web-secondary", "Deleted Deployment web-secondary"],
     );
-    assert.deepEqual(childEvents([{ action: "Updated", kind: "VirtualService", name: "web" }], true), []);
+    assert.deepEqual(childEvents([{ action: "Updated", kind: "VirtualService", name: "web" }], false), []);
   });
 
   test("every change is named in exactly one Event, and there is at most one Event per action", () => {

@@ -16,14 +16,15 @@ const ACTIONS: readonly ChildChange["action"][] = ["Created", "Updated", "Delete
  * writes for what a reader takes in as one fact ("its objects were created"), and an API server serving a
  * thousand new apps spends a third of its writes on them.
  *
- * `explained`: the reconcile recorded a transition, whose own Events tell what its updates do ("StepAdvanced:
- * shifted 20% of the traffic ..."); those updates are not told a second time. Updates no transition explains
- * (a child put back after someone changed it) and children created or deleted are always told.
+ * `tellUpdates`: the plan's `tellChildUpdates`. False when the reconcile recorded a transition, whose own Events
+ * tell what its updates do ("StepAdvanced: shifted 20% of the traffic ..."); those updates are not told a second
+ * time. Updates no transition explains (a child put back after someone changed it) and children created or
+ * deleted are always told.
  */
-export function childEvents(changes: readonly ChildChange[], explained = false): PlannedEvent[] {
+export function childEvents(changes: readonly ChildChange[], tellUpdates = true): PlannedEvent[] {
   const events: PlannedEvent[] = [];
   for (const action of ACTIONS) {
-    if (explained && action === "Updated") continue;
+    if (!tellUpdates && action === "Updated") continue;
     const touched = changes.filter((c) => c.action === action).map((c) => `${c.kind} ${c.name}`);
     if (touched.length > 0) events.push({ type: "Normal", reason: action, message: `${action} ${touched.join(", ")}` });
   }

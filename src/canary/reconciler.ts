@@ -3,7 +3,7 @@ import type { Clock } from "../api/clock.js";
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import { appRef, childNames } from "../api/meta.js";
-import { splitKey } from "../controller/keys.js";
+import { objectKey, splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import { desiredChildren, withMetadataLabels, type ChildObject } from "../resources/children.js";
 import { takeOverRefusal } from "../resources/ownership.js";
@@ -20,6 +20,7 @@ import type { ReconcileFailure } from "../notify/outbox.js";
 import { withNotices } from "../notify/outbox.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
 import type { AnalysisRuns } from "./analysis-runs.js";
+import { AheadOfCache } from "./ahead-of-cache.js";
 import { appPorts } from "./app-ports.js";
 import { childEvents, type ChildChange } from "./child-events.js";
 import { observe } from "./observe.js";
@@ -76,13 +77,6 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
 }
 
-/** What `#unseen` holds for a child this process deleted. */
-const DELETED = "deleted";
-
-function childKey(kind: string, namespace: string | undefined, name: string | undefined): string {
-  return `${kind}/${namespace ?? ""}/${name ?? ""}`;
-}
-
 /** Thrown when the status write lost a race; the key is simply reconciled again on fresh state. */
 export class StaleStatusError extends Error {
   constructor(key: string, options?: { cause?: unknown }) {
@@ -111,22 +105,8 @@ class ChildNotOwnedError extends Error {
 }
 
 export class CanaryReconciler {
-  /**
-   * Per app, the transition whose Events this process has told (all of them exist now). Marking them told in
-   * status is not worth a status write of its own: the mark rides on the next write the app needs anyway,
-   * and until then this memory keeps them from being told twice. A process without it (a restart, another
-   * replica) tells them again within REPLAY_SECONDS, each a 409 the recorder ignores (told-events.ts).
-   */
-  readonly #told = new Map<string, string>();
-  /**
-   * Children this process wrote (applied, created or deleted) whose write the caches have not shown yet, with
-   * what was written: the applied hash, or DELETED. A reconcile that comes before the cache catches up (the
-   * app's own status write races its child's watch event) skips a child whose desired state it already wrote,
-   * instead of writing it again and telling an "Updated" nobody made. Any event of the child in its cache ends
-   * the entry (`childSeen`): then the cache is compared as always, and a change made by someone else in
-   * between is repaired as always.
-   */
-  readonly #unseen = new Map<string, string>();
+  /** What this process wrote or told that the caches and the status do not show yet. */
+  readonly #ahead = new AheadOfCache();
 
   constructor(private readonly deps: ReconcilerDeps) {}
 
@@ -169,7 +149,7 @@ export class CanaryReconciler {
       now,
     );
     const next = this.noticed(app, applied, now, [], this.newRejection(app, rejection));
-    // The Events are marked told only in a write the app needs anyway (see #told).
+    // The Events are marked told only in a write the app needs anyway (see AheadOfCache).
     await this.persist(app, toldAll && !statusEqual(app.status, next) ? told(next) : next, key);
     if (rejection !== undefined) {
       // Retrying cannot help until the spec changes, and a spec change reconciles again by itself; an object
@@ -186,7 +166,7 @@ export class CanaryReconciler {
     const cached = this.deps.caches.canaryApps.get(namespace, name);
     if (!cached) {
       // Deleted: the garbage collector removes the children through their owner references.
-      this.#told.delete(key);
+      this.#ahead.forgetApp(key);
       this.deps.observer.appRemoved(namespace, name);
       this.deps.analyses.forget(key);
       this.deps.notices?.deliveries.forget(key);
@@ -246,7 +226,7 @@ export class CanaryReconciler {
 
   /** The cache shows an event of a child: a write of it by this process is no longer ahead of the cache. */
   childSeen(kind: string, obj: { metadata?: { namespace?: string; name?: string } }): void {
-    if (this.#unseen.size > 0) this.#unseen.delete(childKey(kind, obj.metadata?.namespace, obj.metadata?.name));
+    this.#ahead.seen({ kind, namespace: obj.metadata?.namespace, name: obj.metadata?.name });
   }
 
   /** Names the transition whose Events the app's status records: its uid, number and time. */
@@ -259,13 +239,13 @@ export class CanaryReconciler {
   private async tell(app: CanaryApp, log: Logger, now: Date): Promise<boolean> {
     const last = app.status?.lastEvents;
     if (last?.pending === undefined) return true;
-    const key = `${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`;
+    const key = objectKey(app) ?? "";
     const transition = this.transitionOf(app);
-    if (this.#told.get(key) === transition) return true;
+    if (this.#ahead.toldTransition(key, transition)) return true;
     if (stale(last, now)) {
       // Said once per process: the mark stays pending in status until the app's next write.
       log.warn({ transition: last.seq, at: last.at }, "the last transition's Events are too old to tell again");
-      if (transition !== undefined) this.#told.set(key, transition);
+      this.#ahead.told(key, transition);
       return true;
     }
     let all = true;
@@ -279,7 +259,7 @@ export class CanaryReconciler {
       if (event.type === "Warning") log.warn(fields, event.message);
       else log.info(fields, event.message);
     }
-    if (all && transition !== undefined) this.#told.set(key, transition);
+    if (all) this.#ahead.told(key, transition);
     return all;
   }
 
@@ -296,7 +276,7 @@ export class CanaryReconciler {
   ): CanaryAppStatus {
     const notices = this.deps.notices;
     if (notices === undefined || !notices.enabled(app)) return status;
-    const key = `${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`;
+    const key = objectKey(app) ?? "";
     return withNotices(app, app.status ?? {}, status, {
       events,
       ...(failure !== undefined ? { failure } : {}),
@@ -318,7 +298,7 @@ export class CanaryReconciler {
   }
 
   private finish(app: CanaryApp, requeueAfterSeconds?: number): ReconcileResult {
-    this.deps.notices?.deliveries.deliver(`${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`, app);
+    this.deps.notices?.deliveries.deliver(objectKey(app) ?? "", app);
     this.deps.observer.appObserved(app, app.status ?? {});
     return requeueAfterSeconds === undefined ? {} : { requeueAfterMs: requeueAfterSeconds * 1000 };
   }
@@ -373,8 +353,8 @@ export class CanaryReconciler {
       return await this.change(app, spec, result, log, changes);
     } finally {
       // What was done is told even when a later child failed: one Event per kind of change, updates only when
-      // no transition of this plan tells them (child-events.ts).
-      for (const event of childEvents(changes, result.events.length > 0)) await this.emit(app, event, log);
+      // the plan says so (child-events.ts).
+      for (const event of childEvents(changes, result.tellChildUpdates)) await this.emit(app, event, log);
     }
   }
 
@@ -396,12 +376,12 @@ export class CanaryReconciler {
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);
       if (alreadyApplied(hashed, existing)) continue;
-      const key = childKey(child.kind, child.metadata.namespace, child.metadata.name);
+      const ref = { kind: child.kind, namespace: child.metadata.namespace, name: child.metadata.name };
       const hash = hashed.metadata.annotations?.[APPLIED_HASH_ANNOTATION] ?? "";
-      if (this.#unseen.get(key) === hash) continue;
+      if (this.#ahead.appliedUnseen(ref, hash)) continue;
       if (existing === undefined) await this.create(app, hashed);
       else await this.deps.writer.apply(hashed);
-      this.#unseen.set(key, hash);
+      this.#ahead.applied(ref, hash);
       const action = existing ? "Updated" : "Created";
       // At info, the one Event per kind of change (logged as it is recorded) names every child.
       log.debug({ kind: child.kind, child: child.metadata.name }, `${action.toLowerCase()} child`);
@@ -412,10 +392,9 @@ export class CanaryReconciler {
     }
     for (const ref of desired.remove) {
       if (!childCache(this.deps.caches, ref.kind).get(ref.namespace, ref.name)) continue;
-      const key = childKey(ref.kind, ref.namespace, ref.name);
-      if (this.#unseen.get(key) === DELETED) continue;
+      if (this.#ahead.deletedUnseen(ref)) continue;
       await this.deps.writer.remove(ref);
-      this.#unseen.set(key, DELETED);
+      this.#ahead.deleted(ref);
       log.debug({ kind: ref.kind, child: ref.name }, "deleted child");
       changes.push({ action: "Deleted", kind: ref.kind, name: ref.name });
     }

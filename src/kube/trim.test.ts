@@ -20,6 +20,7 @@ const plan: Plan = {
   weights: { primary: 90, secondary: 10 },
   status: {},
   events: [],
+  tellChildUpdates: true,
   removeAnnotations: [],
 };
 

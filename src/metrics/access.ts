@@ -2,6 +2,7 @@ import type { CanaryApp } from "../api/types.js";
 import { prometheusAccessRefusal, usableCredentials, type AccessRefusal, type LabelledSecret } from "./credentials.js";
 import type { SecretData, SecretReader } from "./factory.js";
 import { allowsUrl, controllerUrlPolicy, type UrlPolicy } from "./url-policy.js";
+import { objectKey } from "../controller/keys.js";
 
 export interface PrometheusAccess {
   policy: UrlPolicy;
@@ -41,5 +42,5 @@ export function appsUsingSecret(apps: readonly CanaryApp[], secret: LabelledSecr
   const { namespace, name } = secret.metadata ?? {};
   return apps
     .filter((app) => app.metadata.namespace === namespace && app.spec.prometheus?.secretRef?.name === name)
-    .map((app) => `${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`);
+    .map((app) => objectKey(app) ?? "");
 }

@@ -13,6 +13,7 @@ import { PrometheusConfigError } from "./errors.js";
 import type { MetricsProvider } from "./provider.js";
 import { PrometheusProvider, safeEndpoint, type PrometheusAuth } from "./prometheus.js";
 import type { RetryPolicy } from "./retry.js";
+import { objectKey } from "../controller/keys.js";
 
 /** What the controller's configuration supplies for every app. */
 export interface ProviderDefaults {
@@ -94,7 +95,7 @@ export function clearProviderCache(): void {
 }
 
 function appKey(app: CanaryApp): string {
-  return `${app.metadata.namespace ?? ""}/${app.metadata.name ?? ""}`;
+  return objectKey(app) ?? "";
 }
 
 /** Reads the app's connection settings; throws `PrometheusConfigError` naming the app when they cannot work. */

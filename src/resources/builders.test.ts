@@ -183,6 +183,7 @@ describe("desiredChildren", () => {
     weights: { primary: 90, secondary: 10 },
     status: {},
     events: [],
+    tellChildUpdates: true,
     removeAnnotations: [],
   };
 
@@ -298,6 +299,7 @@ describe("withMetadataLabels (the share label of a sharded replica)", () => {
       weights: { primary: 90, secondary: 10 },
       status: {},
       events: [],
+      tellChildUpdates: true,
       removeAnnotations: [],
     };
     for (const child of desiredChildren(app, spec, plan, istioRouter).apply) {

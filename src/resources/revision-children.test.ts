@@ -23,6 +23,7 @@ function plan(secondary: boolean): Plan {
     weights: { primary: 100, secondary: 0 },
     status: {},
     events: [],
+    tellChildUpdates: true,
     removeAnnotations: [],
   };
 }

@@ -92,6 +92,7 @@ describe("starting a test", () => {
     assert.equal(p.status.canary?.step, 0);
     assert.deepEqual(p.weights, { primary: 90, secondary: 10 });
     assert.deepEqual(reasons(p), ["TestStarted", "StepAdvanced"]);
+    assert.equal(p.tellChildUpdates, false, "StepAdvanced tells what the route's update does");
   });
 
   test("the paused annotation holds a test from its start", () => {
@@ -105,6 +106,7 @@ describe("starting a test", () => {
     const p = runPlan({ image: V1, status: healthy });
     assert.equal(p.status.canary, undefined);
     assert.deepEqual(p.events, []);
+    assert.equal(p.tellChildUpdates, true, "a child put back is news no transition tells");
   });
 });
 

@@ -331,6 +331,7 @@ function assemble(ctx: PlanContext): Plan {
     weights,
     status,
     events: ctx.events,
+    tellChildUpdates: ctx.events.length === 0,
     removeAnnotations: [...ctx.removeAnnotations].sort(),
     ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}),
   };

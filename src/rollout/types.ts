@@ -109,6 +109,12 @@ export interface Plan {
   /** The complete next status (the reconciler writes it only when it differs from the current one). */
   status: CanaryAppStatus;
   events: PlannedEvent[];
+  /**
+   * Whether updates to children are told by an Event of their own. Not when the plan records a transition:
+   * its Events ("StepAdvanced: shifted 20% of the traffic ...") tell what those updates do. Children created
+   * or deleted are always told (canary/child-events.ts).
+   */
+  tellChildUpdates: boolean;
   /** One-shot request annotations that were acted on and must be removed. */
   removeAnnotations: string[];
   /** Reconcile again after this many seconds even if nothing changes (a step or a deadline is due). */
