@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { pino, type Logger } from "pino";
 import type { CanaryApp, Track } from "../../src/api/types.js";
 import { GROUP, LABELS, MANAGED_BY_VALUE, PLURAL, VERSION } from "../../src/api/types.js";
-import { createInformer, type Informer, type ObjectList } from "../../src/controller/informer.js";
+import { createInformer, handedEach, type Informer, type ObjectList } from "../../src/controller/informer.js";
 import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
 import { ISTIO_NETWORKING } from "../../src/router/istio.js";
 import { childNames } from "../../src/api/meta.js";
@@ -96,33 +96,39 @@ export class StoryRecorder {
     const canaryApps = createInformer<CanaryApp>({
       ...common,
       type: { group: GROUP, version: VERSION, plural: PLURAL },
-      list: () =>
-        customObjects.listNamespacedCustomObject({
-          group: GROUP,
-          version: VERSION,
-          plural: PLURAL,
-          namespace,
-        }) as Promise<ObjectList<CanaryApp>>,
+      list: ({ each }) =>
+        handedEach(
+          customObjects.listNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            plural: PLURAL,
+            namespace,
+          }) as Promise<ObjectList<CanaryApp>>,
+          each,
+        ),
     });
     const virtualServices = createInformer<VirtualServiceLike>({
       ...common,
       type: VIRTUAL_SERVICES,
       labelSelector: CHILDREN,
-      list: ({ labelSelector }) =>
-        customObjects.listNamespacedCustomObject({ ...VIRTUAL_SERVICES, namespace, labelSelector }) as Promise<
-          ObjectList<VirtualServiceLike>
-        >,
+      list: ({ labelSelector, each }) =>
+        handedEach(
+          customObjects.listNamespacedCustomObject({ ...VIRTUAL_SERVICES, namespace, labelSelector }) as Promise<
+            ObjectList<VirtualServiceLike>
+          >,
+          each,
+        ),
     });
     const deployments = createInformer<DeploymentLike>({
       ...common,
       type: { group: "apps", version: "v1", plural: "deployments" },
       labelSelector: CHILDREN,
-      list: ({ labelSelector }) => apps.listNamespacedDeployment({ namespace, labelSelector }),
+      list: ({ labelSelector, each }) => handedEach(apps.listNamespacedDeployment({ namespace, labelSelector }), each),
     });
     const events = createInformer<EventLike>({
       ...common,
       type: { group: "", version: "v1", plural: "events" },
-      list: () => core.listNamespacedEvent({ namespace }),
+      list: ({ each }) => handedEach(core.listNamespacedEvent({ namespace }), each),
     });
 
     const onApp = () => this.appChanged(canaryApps.get(namespace, name));

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { LABELS, MANAGED_BY_VALUE } from "../../src/api/types.js";
-import { createInformer, type Informer, type ObjectList } from "../../src/controller/informer.js";
+import { createInformer, handedEach, type Informer, type ObjectList } from "../../src/controller/informer.js";
 import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
 import type { ClusterSnapshot, DeploymentLike, PodLike, ServiceLike, VirtualServiceLike } from "./mesh-view.js";
 
@@ -42,36 +42,48 @@ export async function watchCluster(kc: PooledKubeConfig, opts: WatchOptions): Pr
   const pods = createInformer<PodLike>({
     ...common,
     type: { group: "", version: "v1", plural: "pods" },
-    list: ({ namespace, labelSelector }) =>
-      namespace === undefined
-        ? core.listPodForAllNamespaces({ labelSelector })
-        : core.listNamespacedPod({ namespace, labelSelector }),
+    list: ({ namespace, labelSelector, each }) =>
+      handedEach(
+        namespace === undefined
+          ? core.listPodForAllNamespaces({ labelSelector })
+          : core.listNamespacedPod({ namespace, labelSelector }),
+        each,
+      ),
   });
   const deployments = createInformer<DeploymentLike>({
     ...common,
     type: { group: "apps", version: "v1", plural: "deployments" },
-    list: ({ namespace, labelSelector }) =>
-      namespace === undefined
-        ? apps.listDeploymentForAllNamespaces({ labelSelector })
-        : apps.listNamespacedDeployment({ namespace, labelSelector }),
+    list: ({ namespace, labelSelector, each }) =>
+      handedEach(
+        namespace === undefined
+          ? apps.listDeploymentForAllNamespaces({ labelSelector })
+          : apps.listNamespacedDeployment({ namespace, labelSelector }),
+        each,
+      ),
   });
   const virtualServices = createInformer<VirtualServiceLike>({
     ...common,
     type: VIRTUAL_SERVICES,
-    list: ({ namespace, labelSelector }) =>
-      (namespace === undefined
-        ? customObjects.listClusterCustomObject({ ...VIRTUAL_SERVICES, labelSelector })
-        : customObjects.listNamespacedCustomObject({ ...VIRTUAL_SERVICES, namespace, labelSelector })) as Promise<
-        ObjectList<VirtualServiceLike>
-      >,
+    list: ({ namespace, labelSelector, each }) =>
+      handedEach(
+        (namespace === undefined
+          ? customObjects.listClusterCustomObject({ ...VIRTUAL_SERVICES, labelSelector })
+          : customObjects.listNamespacedCustomObject({ ...VIRTUAL_SERVICES, namespace, labelSelector })) as Promise<
+          ObjectList<VirtualServiceLike>
+        >,
+        each,
+      ),
   });
   const services = createInformer<ServiceLike>({
     ...common,
     type: { group: "", version: "v1", plural: "services" },
-    list: ({ namespace, labelSelector }) =>
-      namespace === undefined
-        ? core.listServiceForAllNamespaces({ labelSelector })
-        : core.listNamespacedService({ namespace, labelSelector }),
+    list: ({ namespace, labelSelector, each }) =>
+      handedEach(
+        namespace === undefined
+          ? core.listServiceForAllNamespaces({ labelSelector })
+          : core.listNamespacedService({ namespace, labelSelector }),
+        each,
+      ),
   });
   const informers: Informer<unknown>[] = [pods, deployments, virtualServices, services];
   for (const informer of informers) informer.start();

@@ -5,6 +5,7 @@ import { FakeClock, flush } from "./fake-clock.js";
 import {
   ListWatchInformer,
   createInformer,
+  handedEach,
   resourcePath,
   type ObjectList,
   type ObjectWithMeta,
@@ -77,6 +78,8 @@ interface Harness {
     /** The narrower selector of each list (undefined: the informer's own only). */
     selectors: (string | undefined)[];
     result: (narrower?: string) => Promise<ObjectList<Obj>>;
+    /** Items handed over before the result settles, as a list read while it arrives hands them. */
+    handedFirst?: Obj[];
   };
   events: string[];
   lines: Record<string, unknown>[];
@@ -100,10 +103,11 @@ function harness(
   const informer = new ListWatchInformer<Obj>({
     resource: "things",
     path: "/apis/x.io/v1/namespaces/ns/things",
-    list: (narrower) => {
+    list: (narrower, each) => {
       lists.count++;
       lists.selectors.push(narrower);
-      return lists.result(narrower);
+      for (const item of lists.handedFirst ?? []) each(item);
+      return handedEach(lists.result(narrower), each);
     },
     labelSelector: "app.kubernetes.io/managed-by=canaryapp",
     watcher,
@@ -456,9 +460,12 @@ describe("createInformer", () => {
     const listed: (string | undefined)[] = [];
     const informer = createInformer<Obj>({
       type,
-      list: ({ namespace, labelSelector }) => {
+      list: ({ namespace, labelSelector, each }) => {
         listed.push(namespace, labelSelector);
-        return Promise.resolve({ metadata: { resourceVersion: "1" }, items: [obj("a", "1", undefined, "x")] });
+        return handedEach(
+          Promise.resolve({ metadata: { resourceVersion: "1" }, items: [obj("a", "1", undefined, "x")] }),
+          each,
+        );
       },
       labelSelector: "l=v",
       watcher,
@@ -479,11 +486,17 @@ describe("createInformer", () => {
     const informer = createInformer<Obj>({
       type,
       namespaces: ["a", "b", "a"],
-      list: ({ namespace }) =>
-        new Promise((resolve) => {
-          gate[namespace ?? ""] = () =>
-            resolve({ metadata: { resourceVersion: "1" }, items: [obj(`in-${namespace}`, "1", undefined, namespace)] });
-        }),
+      list: ({ namespace, each }) =>
+        handedEach(
+          new Promise<ObjectList<Obj>>((resolve) => {
+            gate[namespace ?? ""] = () =>
+              resolve({
+                metadata: { resourceVersion: "1" },
+                items: [obj(`in-${namespace}`, "1", undefined, namespace)],
+              });
+          }),
+          each,
+        ),
       watcher,
       log: pino({ level: "silent" }),
       clock: new FakeClock(),
@@ -518,6 +531,48 @@ describe("createInformer", () => {
     );
     assert.deepEqual(added.sort(), ["in-a", "in-b"]);
     await informer.stop();
+  });
+});
+
+describe("ListWatchInformer reading lists as they arrive", () => {
+  test("a list that fails part way caches none of what it handed over; the next list is taken whole", async () => {
+    const h = harness([obj("b", "2")]);
+    h.lists.handedFirst = [obj("a", "1")];
+    const good = h.lists.result;
+    h.lists.result = () => Promise.reject(new Error("connection reset"));
+    h.informer.start();
+    await flush();
+    assert.equal(h.informer.hasSynced(), false);
+    assert.deepEqual(h.events, []);
+    assert.equal(h.informer.get("ns", "a"), undefined);
+    h.lists.handedFirst = [];
+    h.lists.result = good;
+    await h.clock.advance(1000);
+    assert.equal(h.informer.hasSynced(), true);
+    assert.deepEqual(h.events, ["add b@2"]);
+    assert.equal(h.informer.get("ns", "a"), undefined);
+    await h.informer.stop();
+  });
+
+  test("keep is asked again once a load's list is in: what it stopped admitting meanwhile is not cached", async () => {
+    const wanted = new Set(["a"]);
+    const h = harness([obj("a", "1")], "10", undefined, (o) => wanted.has(o.metadata.name));
+    h.informer.start();
+    await flush();
+    wanted.add("b");
+    let answer: (list: ObjectList<Obj>) => void = () => undefined;
+    h.lists.handedFirst = [obj("b", "5")];
+    h.lists.result = () => new Promise((resolve) => (answer = resolve));
+    const load = h.informer.load();
+    await flush();
+    // The share is given up while the list is still arriving.
+    wanted.delete("b");
+    h.informer.prune();
+    answer({ metadata: { resourceVersion: "20" }, items: [] });
+    await load;
+    assert.equal(h.informer.get("ns", "b"), undefined);
+    assert.deepEqual(h.events, ["add a@1"]);
+    await h.informer.stop();
   });
 });
 
@@ -758,9 +813,12 @@ describe("createInformer with keep over some namespaces", () => {
       type: { group: "apps", version: "v1", plural: "deployments" },
       namespaces: ["a", "b"],
       labelSelector: "app.kubernetes.io/managed-by=canaryapp",
-      list: ({ namespace, labelSelector }) => {
+      list: ({ namespace, labelSelector, each }) => {
         selectors.push(`${namespace ?? ""}: ${labelSelector ?? ""}`);
-        return Promise.resolve({ metadata: { resourceVersion: "1" }, items: [obj("x", "1", undefined, namespace)] });
+        return handedEach(
+          Promise.resolve({ metadata: { resourceVersion: "1" }, items: [obj("x", "1", undefined, namespace)] }),
+          each,
+        );
       },
       watcher: new FakeWatcher(),
       log: pino({ level: "silent" }),
@@ -785,12 +843,15 @@ describe("createInformer with keep over some namespaces", () => {
     const informer = createInformer<Obj>({
       type: { group: "apps", version: "v1", plural: "deployments" },
       namespaces: ["a", "b"],
-      list: ({ namespace }) => {
+      list: ({ namespace, each }) => {
         lists++;
-        return Promise.resolve({
-          metadata: { resourceVersion: "1" },
-          items: [obj("x", "1", undefined, namespace), obj("y", "1", undefined, namespace)],
-        });
+        return handedEach(
+          Promise.resolve({
+            metadata: { resourceVersion: "1" },
+            items: [obj("x", "1", undefined, namespace), obj("y", "1", undefined, namespace)],
+          }),
+          each,
+        );
       },
       watcher: new FakeWatcher(),
       log: pino({ level: "silent" }),

@@ -29,10 +29,27 @@ export interface ObjectWithMeta {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string };
 }
 
+/** A list response's own metadata: what is left of it once its items are handed over. */
+export interface ListedMeta {
+  metadata?: { resourceVersion?: string };
+  /** Handed to `each`, never returned: a list function that returns its items has not handed them over. */
+  items?: never;
+}
+
 /** A list response. */
 export interface ObjectList<T> {
   metadata?: { resourceVersion?: string };
   items: T[];
+}
+
+/**
+ * Lists by a function that returns the whole list at once (a test's, a tool's): hands its items to `each`
+ * in order and resolves with the rest, as a list `each` is handed items as they arrive does.
+ */
+export async function handedEach<T>(list: Promise<ObjectList<T>>, each: (item: T) => void): Promise<ListedMeta> {
+  const { items, ...rest } = await list;
+  for (const item of items) each(item);
+  return rest;
 }
 
 /** Streams watch events; client-node's `Watch` satisfies it. */
@@ -91,9 +108,10 @@ export interface ListWatchOptions<T> {
   path: string;
   /**
    * Lists the same collection (same namespace and label selector) as `path` watches; with `narrower`, only
-   * the objects that match that label selector too.
+   * the objects that match that label selector too. Hands every item to `each` (as it arrives, so that an item
+   * is cut down before the next is read) and resolves with the list's metadata once all are in.
    */
-  list: (narrower?: string) => Promise<ObjectList<T>>;
+  list: (narrower: string | undefined, each: (item: T) => void) => Promise<ListedMeta>;
   labelSelector?: string;
   watcher: Watcher;
   log: Logger;
@@ -262,9 +280,17 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       const relists = this.relists;
       this.loads.add(touched);
       try {
-        let list: ObjectList<T> | undefined;
+        let list: ListedMeta | undefined;
+        const items: T[] = [];
+        const keep = this.options.keep;
+        const transform = this.options.transform;
         try {
-          list = await abortable(this.options.list(labelSelector), signal);
+          list = await abortable(
+            this.options.list(labelSelector, (item) => {
+              if (keep === undefined || keep(item)) items.push(normalise(item, transform));
+            }),
+            signal,
+          );
         } catch (error) {
           failures++;
           const delayMs = Math.min(this.initialBackoffMs * 2 ** (failures - 1), this.maxBackoffMs);
@@ -276,7 +302,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
           continue;
         }
         if (list === undefined || signal.aborted) return;
-        if (this.relists === relists) this.merge(list.items, touched);
+        if (this.relists === relists) this.merge(items, touched);
         return;
       } finally {
         this.loads.delete(touched);
@@ -284,14 +310,17 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     }
   }
 
-  /** Merges a load's items into the cache, but none whose key the watch touched during the load. */
+  /**
+   * Merges a load's items (kept and normalised as they were listed) into the cache, but none whose key the
+   * watch touched during the load.
+   */
   private merge(items: readonly T[], touched: ReadonlySet<string>): void {
     const keep = this.options.keep;
-    for (const item of items) {
-      if (touched.has(keyOf(item))) continue;
-      if (keep !== undefined && !keep(item)) continue;
-      const obj = normalise(item, this.options.transform);
+    for (const obj of items) {
       const key = keyOf(obj);
+      if (touched.has(key)) continue;
+      // Asked again: what it admits may have changed while the list was arriving.
+      if (keep !== undefined && !keep(obj)) continue;
       const old = this.store.get(key);
       if (old !== undefined && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) continue;
       this.store.set(key, obj);
@@ -398,24 +427,30 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
   }
 
   private async relist(signal: AbortSignal): Promise<void> {
-    let list: ObjectList<T> | undefined;
+    let list: ListedMeta | undefined;
+    // Built as the items arrive, taken only once the whole list is in.
+    const next = new Map<string, T>();
+    const unlabelled = new Set<string>();
+    const { keep, labelled, transform } = this.options;
     try {
       // Not awaited past a stop: a hanging list must not hold up shutdown.
-      list = await abortable(this.options.list(), signal);
+      list = await abortable(
+        this.options.list(undefined, (item) => {
+          if (labelled !== undefined && !labelled(item)) unlabelled.add(keyOf(item));
+          if (keep !== undefined && !keep(item)) return;
+          const obj = normalise(item, transform);
+          next.set(keyOf(obj), obj);
+        }),
+        signal,
+      );
     } catch (error) {
       throw toError(error, `${this.options.resource}: list`);
     }
     if (list === undefined) return;
-    const next = new Map<string, T>();
-    const keep = this.options.keep;
-    const labelled = this.options.labelled;
+    // Asked again: what it admits may have changed while the list was arriving.
+    if (keep !== undefined) for (const [key, obj] of next) if (!keep(obj)) next.delete(key);
     this.unlabelled.clear();
-    for (const item of list.items) {
-      if (labelled !== undefined && !labelled(item)) this.unlabelled.add(keyOf(item));
-      if (keep !== undefined && !keep(item)) continue;
-      const obj = normalise(item, this.options.transform);
-      next.set(keyOf(obj), obj);
-    }
+    for (const key of unlabelled) this.unlabelled.add(key);
     const previous = this.store;
     this.store = next;
     this.relists++;
@@ -583,7 +618,7 @@ export interface InformerOptions<T> {
    * `({ namespace, labelSelector }) => namespace === undefined ? apps.listDeploymentForAllNamespaces({ labelSelector })
    *  : apps.listNamespacedDeployment({ namespace, labelSelector })`.
    */
-  list: (args: { namespace?: string; labelSelector?: string }) => Promise<ObjectList<T>>;
+  list: (args: { namespace?: string; labelSelector?: string; each: (item: T) => void }) => Promise<ListedMeta>;
   labelSelector?: string;
   watcher: Watcher;
   log: Logger;
@@ -606,7 +641,8 @@ export function createInformer<T extends ObjectWithMeta>(options: InformerOption
     new ListWatchInformer<T>({
       resource: options.type.group === "" ? options.type.plural : `${options.type.plural}.${options.type.group}`,
       path: resourcePath(options.type, namespace),
-      list: (narrower) => options.list({ namespace, labelSelector: joinSelectors(options.labelSelector, narrower) }),
+      list: (narrower, each) =>
+        options.list({ namespace, labelSelector: joinSelectors(options.labelSelector, narrower), each }),
       labelSelector: options.labelSelector,
       watcher: options.watcher,
       log: options.log,

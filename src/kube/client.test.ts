@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { V1Service } from "@kubernetes/client-node";
 import pino from "pino";
-import { createInformer, type ObjectWithMeta } from "../controller/informer.js";
+import { createInformer, handedEach, type ObjectWithMeta } from "../controller/informer.js";
 import { createClients, loadKubeConfig, PooledKubeConfig } from "./client.js";
 import { FakeApiServer, status } from "./fake-apiserver.test-helpers.js";
 
@@ -109,7 +109,7 @@ describe("clients started while the API server answers 429 'storage is (re)initi
     const informer = createInformer<V1Service & ObjectWithMeta>({
       type: { group: "", version: "v1", plural: "services" },
       namespaces: ["a"],
-      list: () => clients.core.listNamespacedService({ namespace: "a" }),
+      list: ({ each }) => handedEach(clients.core.listNamespacedService({ namespace: "a" }), each),
       watcher: clients.watch,
       log,
       backoff: { initialMs: 10, maxMs: 20 },

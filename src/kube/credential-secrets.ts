@@ -17,7 +17,7 @@ export const SECRETS = { group: "", version: "v1", plural: "secrets" } as const;
 
 /** An informer over the labelled credential Secrets of `namespaces` (empty: all), either label. */
 export function credentialSecretsInformer(
-  api: Pick<KubeRest, "list">,
+  api: Pick<KubeRest, "listEach">,
   watcher: Watcher,
   namespaces: readonly string[],
   log: Logger,
@@ -28,7 +28,7 @@ export function credentialSecretsInformer(
 }
 
 function selectedSecrets(
-  api: Pick<KubeRest, "list">,
+  api: Pick<KubeRest, "listEach">,
   watcher: Watcher,
   namespaces: readonly string[],
   labelSelector: string,
@@ -38,8 +38,12 @@ function selectedSecrets(
     type: SECRETS,
     namespaces,
     labelSelector,
-    list: ({ namespace, labelSelector }) =>
-      api.list<CredentialSecret>({ ...SECRETS, namespace }, labelSelector === undefined ? {} : { labelSelector }),
+    list: ({ namespace, labelSelector, each }) =>
+      api.listEach<CredentialSecret>(
+        { ...SECRETS, namespace },
+        labelSelector === undefined ? {} : { labelSelector },
+        each,
+      ),
     watcher,
     log,
   });

@@ -6,15 +6,16 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { CanaryApp } from "../api/types.js";
 import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
-import type { KubeRest, ListOf } from "./rest.js";
+import type { KubeRest, ListMeta } from "./rest.js";
 import { trimChild, trimDeployment, trimPod, trimStatefulSet } from "./trim.js";
 
-export type { ListOf } from "./rest.js";
+export type { ListMeta, ListOf } from "./rest.js";
 
-/** Where to list: one namespace or (undefined) all, and which labels. */
-export interface ListArgs {
+/** Where to list: one namespace or (undefined) all, and which labels; `each` is handed every item as it arrives. */
+export interface ListArgs<T> {
   namespace?: string;
   labelSelector?: string;
+  each: (item: T) => void;
 }
 
 /** One kind the controller works with. */
@@ -23,7 +24,7 @@ export interface KindInfo<T> {
   group: string;
   version: string;
   plural: string;
-  list(api: Pick<KubeRest, "list">, args: ListArgs): Promise<ListOf<T>>;
+  list(api: Pick<KubeRest, "listEach">, args: ListArgs<T>): Promise<ListMeta>;
   /** Cuts a copy about to be cached down to what the controller reads (src/kube/trim.ts); absent: all kept. */
   trim?: (obj: T) => T;
 }
@@ -37,8 +38,12 @@ function kind<T>(kind: string, group: string, version: string, plural: string, t
     plural,
     ...(trim !== undefined ? { trim } : {}),
     // The API server has validated custom resources against their schema; built-in kinds are what they say.
-    list: (api, { namespace, labelSelector }) =>
-      api.list<T>({ group, version, plural, namespace }, labelSelector === undefined ? {} : { labelSelector }),
+    list: (api, { namespace, labelSelector, each }) =>
+      api.listEach<T>(
+        { group, version, plural, namespace },
+        labelSelector === undefined ? {} : { labelSelector },
+        each,
+      ),
   };
 }
 

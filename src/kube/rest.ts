@@ -6,6 +6,7 @@
 import type { Agent as HttpAgent, IncomingMessage } from "node:http";
 import type { Watcher } from "../controller/informer.js";
 import { KubeApiError } from "./errors.js";
+import { ListItemReader } from "./list-items.js";
 import {
   clientNodeEndpoint,
   isFallback,
@@ -32,9 +33,13 @@ export interface ResourceRef {
   subresource?: "status";
 }
 
+/** A list response's own metadata. */
+export interface ListMeta {
+  metadata?: { resourceVersion?: string; continue?: string };
+}
+
 /** A list response, as an informer loads it. */
-export interface ListOf<T> {
-  metadata?: { resourceVersion?: string };
+export interface ListOf<T> extends ListMeta {
   items: T[];
 }
 
@@ -140,8 +145,40 @@ export class KubeRest implements Watcher {
     return this.request<T>("GET", resourcePath(ref));
   }
 
-  list<T>(ref: ResourceRef, query: { labelSelector?: string | undefined } = {}): Promise<ListOf<T>> {
-    return this.request<ListOf<T>>("GET", resourcePath(ref), { query });
+  async list<T>(ref: ResourceRef, query: { labelSelector?: string | undefined } = {}): Promise<ListOf<T>> {
+    const items: T[] = [];
+    const list = await this.listEach<T>(ref, query, (item) => items.push(item));
+    return { ...list, items };
+  }
+
+  /**
+   * Lists, handing each item to `each` as soon as it has arrived, parsed on its own (ListItemReader, ADR 0019);
+   * resolves with the list's own metadata once every item is in. A list that fails part way rejects after
+   * some items were handed over: whoever keeps them keeps them only once the list resolves.
+   */
+  async listEach<T>(
+    ref: ResourceRef,
+    query: { labelSelector?: string | undefined },
+    each: (item: T) => void,
+  ): Promise<ListMeta> {
+    const path = resourcePath(ref);
+    const target = withQuery(path, query);
+    const response = await this.#send(
+      "GET",
+      target,
+      { accept: CONTENT_TYPES.json },
+      undefined,
+      undefined,
+      this.#requestTimeoutMs,
+    );
+    const code = response.statusCode ?? 0;
+    if (code < 200 || code >= 300) {
+      throw apiError("GET", path, code, await readText(response), response.headers["retry-after"]);
+    }
+    const reader = new ListItemReader((item) => each(item as T));
+    for await (const chunk of response) reader.push(chunk as Buffer);
+    const { metadata } = reader.end() as ListMeta;
+    return metadata === undefined ? {} : { metadata };
   }
 
   create<T>(ref: ResourceRef, body: unknown): Promise<T> {

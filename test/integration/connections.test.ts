@@ -14,7 +14,7 @@ import pino from "pino";
 import { startControlPlane } from "../../e2e/cluster/control-plane.js";
 import { waitFor } from "../../e2e/cluster/wait.js";
 import type { Informer, ObjectWithMeta } from "../../src/controller/informer.js";
-import { createInformer } from "../../src/controller/informer.js";
+import { createInformer, handedEach } from "../../src/controller/informer.js";
 import { createClients, loadKubeConfig, PooledKubeConfig, type KubeClients } from "../../src/kube/client.js";
 import { statusCodeOf } from "../../src/kube/errors.js";
 import { isFallback, readKubeConfig } from "../../src/kube/kubeconfig.js";
@@ -36,7 +36,7 @@ function configMapInformer(
   return createInformer<ConfigMap>({
     type: { group: "", version: "v1", plural: "configmaps" },
     namespaces: [namespace],
-    list: () => clients.core.listNamespacedConfigMap({ namespace }),
+    list: ({ each }) => handedEach(clients.core.listNamespacedConfigMap({ namespace }), each),
     watcher: clients.watch,
     log,
     backoff,
@@ -145,7 +145,7 @@ describe("connections to the API server", () => {
         const informer = createInformer<ConfigMap>({
           type: { group: "", version: "v1", plural: "configmaps" },
           namespaces: [namespace],
-          list: () => api.list<ConfigMap>(CONFIGMAPS),
+          list: ({ each }) => api.listEach<ConfigMap>(CONFIGMAPS, {}, each),
           watcher: api,
           log: silent,
         });
