@@ -5,7 +5,7 @@
  * for memory (measured at 20 apps at rest, in ADR 0017):
  *
  * - `--optimize-for-size`: smaller heaps and code (14 MiB less at 20 apps). The old generation grows by small
- *   steps, so loading 5,000 apps' caches takes 13–16 full collections instead of 3–5: 1.5–2 s more start-up.
+ *   steps, so loading 5,000 apps' caches takes 8–9 full collections (lists read as they arrive, ADR 0019).
  * - `--max-opt=1`: the interpreter and the baseline compiler only; the optimising compilers (Maglev,
  *   TurboFan) are never loaded: about 9 MiB less RSS, about 18 % more CPU while 300 apps converge.
  *   (`--jitless` saves a little more but drops WebAssembly, which Node's fetch needs; `--lite-mode` implies it.)
