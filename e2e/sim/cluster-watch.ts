@@ -5,7 +5,13 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { LABELS, MANAGED_BY_VALUE } from "../../src/api/types.js";
-import { createInformer, handedEach, type Informer, type ObjectList } from "../../src/controller/informer.js";
+import {
+  createInformer,
+  handedEach,
+  type Informer,
+  type ListedMeta,
+  type ObjectList,
+} from "../../src/controller/informer.js";
 import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
 import type { ClusterSnapshot, DeploymentLike, PodLike, ServiceLike, VirtualServiceLike } from "./mesh-view.js";
 
@@ -42,48 +48,38 @@ export async function watchCluster(kc: PooledKubeConfig, opts: WatchOptions): Pr
   const pods = createInformer<PodLike>({
     ...common,
     type: { group: "", version: "v1", plural: "pods" },
-    list: ({ namespace, labelSelector, each }) =>
-      handedEach(
-        namespace === undefined
-          ? core.listPodForAllNamespaces({ labelSelector })
-          : core.listNamespacedPod({ namespace, labelSelector }),
-        each,
-      ),
+    list: listedBy(
+      (q) => core.listPodForAllNamespaces(q),
+      (q) => core.listNamespacedPod(q),
+    ),
   });
   const deployments = createInformer<DeploymentLike>({
     ...common,
     type: { group: "apps", version: "v1", plural: "deployments" },
-    list: ({ namespace, labelSelector, each }) =>
-      handedEach(
-        namespace === undefined
-          ? apps.listDeploymentForAllNamespaces({ labelSelector })
-          : apps.listNamespacedDeployment({ namespace, labelSelector }),
-        each,
-      ),
+    list: listedBy(
+      (q) => apps.listDeploymentForAllNamespaces(q),
+      (q) => apps.listNamespacedDeployment(q),
+    ),
   });
   const virtualServices = createInformer<VirtualServiceLike>({
     ...common,
     type: VIRTUAL_SERVICES,
-    list: ({ namespace, labelSelector, each }) =>
-      handedEach(
-        (namespace === undefined
-          ? customObjects.listClusterCustomObject({ ...VIRTUAL_SERVICES, labelSelector })
-          : customObjects.listNamespacedCustomObject({ ...VIRTUAL_SERVICES, namespace, labelSelector })) as Promise<
+    list: listedBy(
+      (q) =>
+        customObjects.listClusterCustomObject({ ...VIRTUAL_SERVICES, ...q }) as Promise<ObjectList<VirtualServiceLike>>,
+      (q) =>
+        customObjects.listNamespacedCustomObject({ ...VIRTUAL_SERVICES, ...q }) as Promise<
           ObjectList<VirtualServiceLike>
         >,
-        each,
-      ),
+    ),
   });
   const services = createInformer<ServiceLike>({
     ...common,
     type: { group: "", version: "v1", plural: "services" },
-    list: ({ namespace, labelSelector, each }) =>
-      handedEach(
-        namespace === undefined
-          ? core.listServiceForAllNamespaces({ labelSelector })
-          : core.listNamespacedService({ namespace, labelSelector }),
-        each,
-      ),
+    list: listedBy(
+      (q) => core.listServiceForAllNamespaces(q),
+      (q) => core.listNamespacedService(q),
+    ),
   });
   const informers: Informer<unknown>[] = [pods, deployments, virtualServices, services];
   for (const informer of informers) informer.start();
@@ -108,4 +104,18 @@ export async function watchCluster(kc: PooledKubeConfig, opts: WatchOptions): Pr
       await Promise.all(informers.map((i) => i.stop()));
     },
   };
+}
+
+/** An informer's list from client-node's two calls for a kind: across all namespaces, and in one. */
+function listedBy<T>(
+  all: (query: { labelSelector?: string }) => Promise<ObjectList<T>>,
+  inNamespace: (query: { namespace: string; labelSelector?: string }) => Promise<ObjectList<T>>,
+): (args: { namespace?: string; labelSelector?: string; each: (item: T) => void }) => Promise<ListedMeta> {
+  return ({ namespace, labelSelector, each }) =>
+    handedEach(
+      namespace === undefined
+        ? all(labelSelector === undefined ? {} : { labelSelector })
+        : inNamespace(labelSelector === undefined ? { namespace } : { namespace, labelSelector }),
+      each,
+    );
 }

@@ -6,10 +6,11 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { CanaryApp } from "../api/types.js";
 import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
-import type { KubeRest, ListMeta } from "./rest.js";
+import type { ListedMeta } from "../controller/informer.js";
+import type { KubeRest } from "./rest.js";
 import { trimChild, trimDeployment, trimPod, trimStatefulSet } from "./trim.js";
 
-export type { ListMeta, ListOf } from "./rest.js";
+export type { ListOf } from "./rest.js";
 
 /** Where to list: one namespace or (undefined) all, and which labels; `each` is handed every item as it arrives. */
 export interface ListArgs<T> {
@@ -24,7 +25,7 @@ export interface KindInfo<T> {
   group: string;
   version: string;
   plural: string;
-  list(api: Pick<KubeRest, "listEach">, args: ListArgs<T>): Promise<ListMeta>;
+  list(api: Pick<KubeRest, "listEach">, args: ListArgs<T>): Promise<ListedMeta>;
   /** Cuts a copy about to be cached down to what the controller reads (src/kube/trim.ts); absent: all kept. */
   trim?: (obj: T) => T;
 }

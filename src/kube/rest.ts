@@ -4,7 +4,7 @@
  * watch on one keep-alive connection pool (ADR 0017).
  */
 import type { Agent as HttpAgent, IncomingMessage } from "node:http";
-import type { Watcher } from "../controller/informer.js";
+import type { ListedMeta, Watcher } from "../controller/informer.js";
 import { KubeApiError } from "./errors.js";
 import { ListItemReader } from "./list-items.js";
 import {
@@ -33,13 +33,9 @@ export interface ResourceRef {
   subresource?: "status";
 }
 
-/** A list response's own metadata. */
-export interface ListMeta {
-  metadata?: { resourceVersion?: string; continue?: string };
-}
-
 /** A list response, as an informer loads it. */
-export interface ListOf<T> extends ListMeta {
+export interface ListOf<T> {
+  metadata?: { resourceVersion?: string };
   items: T[];
 }
 
@@ -160,7 +156,7 @@ export class KubeRest implements Watcher {
     ref: ResourceRef,
     query: { labelSelector?: string | undefined },
     each: (item: T) => void,
-  ): Promise<ListMeta> {
+  ): Promise<ListedMeta> {
     const path = resourcePath(ref);
     const target = withQuery(path, query);
     const response = await this.#send(
@@ -177,7 +173,7 @@ export class KubeRest implements Watcher {
     }
     const reader = new ListItemReader((item) => each(item as T));
     for await (const chunk of response) reader.push(chunk as Buffer);
-    const { metadata } = reader.end() as ListMeta;
+    const { metadata } = reader.end() as { metadata?: ListedMeta["metadata"] };
     return metadata === undefined ? {} : { metadata };
   }
 
