@@ -98,7 +98,7 @@ test-docs: build ## Run every command README.md gives (make demo included), verb
 	npm run --silent test:docs
 
 .PHONY: bench
-bench: build ## Run the benchmarks, the scale table beside its floor (JSON: bench/results/ or BENCH_JSON; BENCH_APPS=1000,5000 the sizes, BENCH_ONLY=scale, BENCH_CHAOS=1, BENCH_SHARDS=1 the sharded replicas)
+bench: build ## Run the benchmarks, the scale table beside its floor (JSON: bench/results/ or BENCH_JSON; BENCH_APPS=1000,5000 the sizes, BENCH_ONLY=scale|scrape|planner|rollout|capacity one part, BENCH_CHAOS=1, BENCH_SHARDS=1 the sharded replicas)
 	node --expose-gc dist/bench/run.js
 
 .PHONY: chaos

@@ -10,6 +10,7 @@ import { benchPlanner } from "./planner.js";
 import { benchCapacity, type CapacityLatency } from "./capacity.js";
 import { machine, resultsPath, writeResults } from "./results.js";
 import { benchRollout, type RolloutLatency } from "./rollout.js";
+import { benchScrape, formatScrape, type ScrapeResult } from "./scrape.js";
 import { benchScale, formatScaleTable, scaleFloor, type ScaleResult } from "./scale.js";
 import { benchShards, formatShards, type ShardsResult } from "./shards.js";
 
@@ -18,7 +19,7 @@ const appCounts = (process.env["BENCH_APPS"] ?? "1000,5000").split(",").map((n) 
 if (appCounts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`BENCH_APPS: not a list of app counts`);
 /** BENCH_ONLY=scale runs only the scale table (with its floor); unset runs every part. */
 const only = process.env["BENCH_ONLY"];
-const runs = (part: "planner" | "rollout" | "capacity" | "scale") => only === undefined || only === part;
+const runs = (part: "planner" | "scrape" | "rollout" | "capacity" | "scale") => only === undefined || only === part;
 /** Rollouts per latency figure (BENCH_ROLLOUTS shortens a run; default 5 for the rollout, 3 per capacity mode). */
 const rollouts = process.env["BENCH_ROLLOUTS"] === undefined ? undefined : Number(process.env["BENCH_ROLLOUTS"]);
 
@@ -29,6 +30,8 @@ const figures: {
   machine: ReturnType<typeof machine>;
   apps: number[];
   planner?: ReturnType<typeof benchPlanner>;
+  /** The per-app series at each size of BENCH_APPS (ADR 0020). */
+  scrape?: ScrapeResult[];
   controlPlaneStartupMs?: number;
   rollout?: RolloutLatency;
   capacity?: CapacityLatency;
@@ -42,6 +45,11 @@ if (runs("planner")) {
   const planner = benchPlanner();
   figures.planner = planner;
   console.log(`planner: ${planner.plansPerSecond} plans/s (${planner.microsPerPlan.toFixed(1)} µs per plan)`);
+}
+
+if (runs("scrape")) {
+  figures.scrape = appCounts.map((apps) => benchScrape(apps));
+  for (const scrape of figures.scrape) console.log(formatScrape(scrape));
 }
 
 const controlPlane = await startControlPlane({ profile: "api" });

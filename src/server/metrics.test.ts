@@ -168,4 +168,75 @@ describe("ControllerMetrics for the dashboard", () => {
       assert.deepEqual(await samples(m, name), [], name);
     }
   });
+
+  test("step durations: buckets are cumulative, the sum and count exact", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    for (const seconds of [0.5, 12, 30, 5000]) m.observeStep("shop", "web", seconds);
+    const buckets = await samples(m, "canaryapp_step_duration_seconds_bucket");
+    assert.ok(buckets.includes('canaryapp_step_duration_seconds_bucket{namespace="shop",name="web",le="1"} 1'));
+    assert.ok(buckets.includes('canaryapp_step_duration_seconds_bucket{namespace="shop",name="web",le="10"} 1'));
+    assert.ok(buckets.includes('canaryapp_step_duration_seconds_bucket{namespace="shop",name="web",le="30"} 3'));
+    assert.ok(buckets.includes('canaryapp_step_duration_seconds_bucket{namespace="shop",name="web",le="3600"} 3'));
+    assert.ok(buckets.includes('canaryapp_step_duration_seconds_bucket{namespace="shop",name="web",le="+Inf"} 4'));
+    assert.deepEqual(await samples(m, "canaryapp_step_duration_seconds_sum"), [
+      'canaryapp_step_duration_seconds_sum{namespace="shop",name="web"} 5042.5',
+    ]);
+  });
+});
+
+describe("ControllerMetrics exposition", () => {
+  test("label values are escaped; infinite thresholds spelled as the text format wants", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    m.setAppState("shop", 'we"b\\x', { secondaryWeight: 5 });
+    m.setFailedImages("shop", "web", [{ image: "app:v3", reason: "line one\nline two" }]);
+    m.setAnalysis("shop", "web", [
+      { name: "any", value: 1, min: -Infinity, max: Infinity, passed: true, reason: "ok" },
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_secondary_weight"), [
+      'canaryapp_secondary_weight{namespace="shop",name="we\\"b\\\\x"} 5',
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_failed_image_info"), [
+      'canaryapp_failed_image_info{namespace="shop",name="web",image="app:v3",reason="line one\\nline two"} 1',
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_analysis_threshold_min"), [
+      'canaryapp_analysis_threshold_min{namespace="shop",name="web",check="any"} -Inf',
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_analysis_threshold_max"), [
+      'canaryapp_analysis_threshold_max{namespace="shop",name="web",check="any"} +Inf',
+    ]);
+  });
+
+  test("each family once, its HELP and TYPE before its samples, which follow each other", async () => {
+    const m = new ControllerMetrics();
+    for (const name of ["web", "api"]) {
+      m.setAppState("shop", name, { phase: "Progressing", secondaryWeight: 10, failedChecks: 0 });
+      m.countTransition("shop", name, "TestStarted");
+      m.countAnalysis("shop", name, "passed");
+      m.setAnalysis("shop", name, [{ name: "errors", value: 0, max: 1, passed: true, reason: "ok" }]);
+      m.observeStep("shop", name, 3);
+      m.setFailedImages("shop", name, [{ image: "app:v0", reason: "AnalysisFailed" }]);
+    }
+    m.countApiRequest();
+    // prom-client's process metrics spell NaN "Nan", which Prometheus reads as well.
+    const typed: string[] = [];
+    let current: string | undefined;
+    for (const line of (await m.metrics()).split("\n")) {
+      const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+      if (type !== null) {
+        assert.ok(!typed.includes(type[1] ?? ""), `${type[1]} twice`);
+        typed.push((current = type[1] ?? ""));
+        continue;
+      }
+      if (line === "" || line.startsWith("# HELP ")) continue;
+      const family = /^([a-zA-Z_:][a-zA-Z0-9_:]*)/.exec(line)?.[1] ?? "";
+      assert.ok(
+        current !== undefined && [current, `${current}_bucket`, `${current}_sum`, `${current}_count`].includes(family),
+        `${line} outside its family (${current})`,
+      );
+      assert.match(line, /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? (-?[0-9.e+-]+|[+-]Inf|NaN|Nan)$/, line);
+    }
+    for (const family of ["canaryapp_phase", "canaryapp_step_duration_seconds", "canaryapp_api_requests_total"]) {
+      assert.ok(typed.includes(family), family);
+    }
+  });
 });

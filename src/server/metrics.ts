@@ -1,38 +1,13 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { MetricResult, Phase } from "../api/types.js";
+import { AppMetrics } from "./app-metrics.js";
 import type { ControllerHooks, ReconcileOutcome } from "../controller/controller.js";
 
-/** Every phase, so that `canaryapp_phase` can show 1 for the current one and 0 for the others. */
-export const PHASES = [
-  "Initializing",
-  "Healthy",
-  "Progressing",
-  "Paused",
-  "Promoting",
-  "RollingBack",
-  "Failed",
-  "Invalid",
-] as const satisfies readonly Phase[];
-
-// Fails to compile when a phase is added to the API but not to PHASES.
-type MissingPhase = Exclude<Phase, (typeof PHASES)[number]>;
-const _allPhasesListed: MissingPhase extends never ? true : MissingPhase = true;
-void _allPhasesListed;
+export { PHASES } from "./app-metrics.js";
 
 export interface ControllerMetricsOptions {
   /** Also export the process metrics of prom-client (CPU, memory, event loop lag...). Default true. */
   processMetrics?: boolean;
-}
-
-/** Per-app series that are not phases; tracked so they can be removed when the app goes away. */
-interface AppSeries {
-  transitionReasons: Set<string>;
-  analysisResults: Set<string>;
-  /** Checks with a value (and thresholds) shown. */
-  checks: Set<string>;
-  /** Failed images shown, as JSON [image, reason]. */
-  failedImages: Set<string>;
-  stepDurations: boolean;
 }
 
 /**
@@ -53,20 +28,10 @@ export class ControllerMetrics {
   readonly registry = new Registry();
   private readonly reconcileDuration: Histogram<"result">;
   private readonly reconcileErrors: Counter;
-  private readonly phase: Gauge<"namespace" | "name" | "phase">;
-  private readonly secondaryWeight: Gauge<"namespace" | "name">;
-  private readonly failedChecks: Gauge<"namespace" | "name">;
-  private readonly transitions: Counter<"namespace" | "name" | "reason">;
-  private readonly analyses: Counter<"namespace" | "name" | "result">;
-  private readonly analysisValue: Gauge<"namespace" | "name" | "check">;
-  private readonly analysisMin: Gauge<"namespace" | "name" | "check">;
-  private readonly analysisMax: Gauge<"namespace" | "name" | "check">;
-  private readonly stepDuration: Histogram<"namespace" | "name">;
-  private readonly failedImageCount: Gauge<"namespace" | "name">;
-  private readonly failedImage: Gauge<"namespace" | "name" | "image" | "reason">;
   private readonly apiRequestDuration: Histogram<"kind" | "verb" | "result">;
   private readonly apiRequests: Counter;
-  private readonly apps = new Map<string, AppSeries>();
+  /** The series of each app, outside prom-client (ADR 0020). */
+  private readonly apps = new AppMetrics();
   private queueDepthSource: () => number = () => 0;
   private leaderSource: () => boolean = () => false;
   private shardSource: () => ShardFigures = () => ({ shares: 0, apps: 0, loading: 0 });
@@ -96,74 +61,6 @@ export class ControllerMetrics {
       collect() {
         this.set(source());
       },
-    });
-    this.phase = new Gauge({
-      name: "canaryapp_phase",
-      help: "1 for the CanaryApp's current phase, 0 for the others.",
-      labelNames: ["namespace", "name", "phase"],
-      registers,
-    });
-    this.secondaryWeight = new Gauge({
-      name: "canaryapp_secondary_weight",
-      help: "Percentage of traffic routed to the secondary (the version under test).",
-      labelNames: ["namespace", "name"],
-      registers,
-    });
-    this.failedChecks = new Gauge({
-      name: "canaryapp_failed_checks",
-      help: "Failed analysis checks counted in the current test.",
-      labelNames: ["namespace", "name"],
-      registers,
-    });
-    this.transitions = new Counter({
-      name: "canaryapp_transitions_total",
-      help: "Rollout transitions (test started, step advanced, promoted, rolled back...), by reason.",
-      labelNames: ["namespace", "name", "reason"],
-      registers,
-    });
-    this.analyses = new Counter({
-      name: "canaryapp_analysis_total",
-      help: "Analyses run, by result.",
-      labelNames: ["namespace", "name", "result"],
-      registers,
-    });
-    const checkLabels = ["namespace", "name", "check"] as const;
-    this.analysisValue = new Gauge({
-      name: "canaryapp_analysis_value",
-      help: "The value each check of the last analysis measured (a webhook's: the HTTP status it answered).",
-      labelNames: checkLabels,
-      registers,
-    });
-    this.analysisMin = new Gauge({
-      name: "canaryapp_analysis_threshold_min",
-      help: "The lowest value each check passes with (its min), for checks that have one.",
-      labelNames: checkLabels,
-      registers,
-    });
-    this.analysisMax = new Gauge({
-      name: "canaryapp_analysis_threshold_max",
-      help: "The highest value each check passes with (its max), for checks that have one.",
-      labelNames: checkLabels,
-      registers,
-    });
-    this.stepDuration = new Histogram({
-      name: "canaryapp_step_duration_seconds",
-      help: "How long each traffic step lasted, from its weight applied to the next step, promotion or rollback.",
-      labelNames: ["namespace", "name"],
-      buckets: [1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
-      registers,
-    });
-    this.failedImageCount = new Gauge({
-      name: "canaryapp_failed_images",
-      help: "Images recorded as failed in the CanaryApp's status (status.failedImages).",
-      labelNames: ["namespace", "name"],
-      registers,
-    });
-    this.failedImage = new Gauge({
-      name: "canaryapp_failed_image_info",
-      help: "1 for each image recorded as failed, with the reason it failed.",
-      labelNames: ["namespace", "name", "image", "reason"],
-      registers,
     });
     this.apiRequestDuration = new Histogram({
       name: "canaryapp_api_request_duration_seconds",
@@ -269,55 +166,30 @@ export class ControllerMetrics {
     name: string,
     state: { phase?: Phase; secondaryWeight?: number; failedChecks?: number },
   ): void {
-    this.series(namespace, name);
-    if (state.phase !== undefined) {
-      for (const phase of PHASES) this.phase.set({ namespace, name, phase }, phase === state.phase ? 1 : 0);
-    }
-    if (state.secondaryWeight !== undefined) this.secondaryWeight.set({ namespace, name }, state.secondaryWeight);
-    if (state.failedChecks !== undefined) this.failedChecks.set({ namespace, name }, state.failedChecks);
+    this.apps.setState(namespace, name, state);
   }
 
   countTransition(namespace: string, name: string, reason: string): void {
-    this.series(namespace, name).transitionReasons.add(reason);
-    this.transitions.inc({ namespace, name, reason });
+    this.apps.countTransition(namespace, name, reason);
   }
 
   countAnalysis(namespace: string, name: string, result: string): void {
-    this.series(namespace, name).analysisResults.add(result);
-    this.analyses.inc({ namespace, name, result });
+    this.apps.countAnalysis(namespace, name, result);
   }
 
   /** The values of one analysis' checks, and their thresholds. */
   setAnalysis(namespace: string, name: string, results: readonly MetricResult[]): void {
-    const series = this.series(namespace, name);
-    for (const r of results) {
-      const labels = { namespace, name, check: r.name };
-      series.checks.add(r.name);
-      if (r.value !== undefined && Number.isFinite(r.value)) this.analysisValue.set(labels, r.value);
-      else this.analysisValue.remove(labels);
-      if (r.min !== undefined) this.analysisMin.set(labels, r.min);
-      if (r.max !== undefined) this.analysisMax.set(labels, r.max);
-    }
+    this.apps.setAnalysis(namespace, name, results);
   }
 
   /** A traffic step of the app ended after `seconds`. */
   observeStep(namespace: string, name: string, seconds: number): void {
-    this.series(namespace, name).stepDurations = true;
-    this.stepDuration.observe({ namespace, name }, seconds);
+    this.apps.observeStep(namespace, name, seconds);
   }
 
   /** The app's failed images as its status records them. */
   setFailedImages(namespace: string, name: string, failed: readonly { image: string; reason: string }[]): void {
-    const series = this.series(namespace, name);
-    this.failedImageCount.set({ namespace, name }, failed.length);
-    const now = new Set(failed.map((f) => JSON.stringify([f.image, f.reason])));
-    for (const shown of series.failedImages) {
-      if (now.has(shown)) continue;
-      const [image = "", reason = ""] = JSON.parse(shown) as string[];
-      this.failedImage.remove({ namespace, name, image, reason });
-    }
-    for (const f of failed) this.failedImage.set({ namespace, name, image: f.image, reason: f.reason }, 1);
-    series.failedImages = now;
+    this.apps.setFailedImages(namespace, name, failed);
   }
 
   /** One request of any kind (read, list, watch, write, Event, Lease) went to the API server. */
@@ -332,24 +204,7 @@ export class ControllerMetrics {
 
   /** Drops every series of a deleted app, so it no longer shows in dashboards. */
   removeApp(namespace: string, name: string): void {
-    const series = this.apps.get(`${namespace}/${name}`);
-    if (series === undefined) return;
-    for (const phase of PHASES) this.phase.remove({ namespace, name, phase });
-    this.secondaryWeight.remove({ namespace, name });
-    this.failedChecks.remove({ namespace, name });
-    for (const reason of series.transitionReasons) this.transitions.remove({ namespace, name, reason });
-    for (const result of series.analysisResults) this.analyses.remove({ namespace, name, result });
-    for (const check of series.checks) {
-      for (const gauge of [this.analysisValue, this.analysisMin, this.analysisMax])
-        gauge.remove({ namespace, name, check });
-    }
-    this.failedImageCount.remove({ namespace, name });
-    for (const shown of series.failedImages) {
-      const [image = "", reason = ""] = JSON.parse(shown) as string[];
-      this.failedImage.remove({ namespace, name, image, reason });
-    }
-    if (series.stepDurations) this.stepDuration.remove({ namespace, name });
-    this.apps.delete(`${namespace}/${name}`);
+    this.apps.remove(namespace, name);
   }
 
   /** Where the leader gauge reads from at scrape time, e.g. `() => elector.isLeader()`. */
@@ -358,27 +213,12 @@ export class ControllerMetrics {
   }
 
   /** The exposition text, for /metrics. */
-  metrics(): Promise<string> {
-    return this.registry.metrics();
+  async metrics(): Promise<string> {
+    const shared = await this.registry.metrics();
+    return `${shared.trimEnd()}\n\n${this.apps.render()}`;
   }
 
   get contentType(): string {
     return this.registry.contentType;
-  }
-
-  private series(namespace: string, name: string): AppSeries {
-    const key = `${namespace}/${name}`;
-    let series = this.apps.get(key);
-    if (series === undefined) {
-      series = {
-        transitionReasons: new Set(),
-        analysisResults: new Set(),
-        checks: new Set(),
-        failedImages: new Set(),
-        stepDurations: false,
-      };
-      this.apps.set(key, series);
-    }
-    return series;
   }
 }
