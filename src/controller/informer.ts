@@ -614,9 +614,11 @@ export interface InformerOptions<T> {
   /** Namespaces to watch; empty or absent means all namespaces (one cluster-wide watch). */
   namespaces?: readonly string[];
   /**
-   * Lists the collection in `namespace` (undefined: across all namespaces) with the label selector, e.g.
-   * `({ namespace, labelSelector }) => namespace === undefined ? apps.listDeploymentForAllNamespaces({ labelSelector })
-   *  : apps.listNamespacedDeployment({ namespace, labelSelector })`.
+   * Lists the collection in `namespace` (undefined: across all namespaces) with the label selector, handing each
+   * item to `each` as it arrives (`KubeRest.listEach`, as src/kube/kinds.ts does), e.g.
+   * `({ namespace, labelSelector, each }) => rest.listEach(deployments, { namespace, labelSelector }, each)`; a call
+   * that returns a whole list is wrapped in `handedEach`, e.g.
+   * `({ namespace, labelSelector, each }) => handedEach(apps.listNamespacedDeployment({ namespace: namespace ?? "", labelSelector }), each)`.
    */
   list: (args: { namespace?: string; labelSelector?: string; each: (item: T) => void }) => Promise<ListedMeta>;
   labelSelector?: string;

@@ -157,20 +157,7 @@ export class KubeRest implements Watcher {
     query: { labelSelector?: string | undefined },
     each: (item: T) => void,
   ): Promise<ListedMeta> {
-    const path = resourcePath(ref);
-    const target = withQuery(path, query);
-    const response = await this.#send(
-      "GET",
-      target,
-      { accept: CONTENT_TYPES.json },
-      undefined,
-      undefined,
-      this.#requestTimeoutMs,
-    );
-    const code = response.statusCode ?? 0;
-    if (code < 200 || code >= 300) {
-      throw apiError("GET", path, code, await readText(response), response.headers["retry-after"]);
-    }
+    const response = await this.#sendFor2xx("GET", resourcePath(ref), query, { accept: CONTENT_TYPES.json });
     const reader = new ListItemReader((item) => each(item as T));
     for await (const chunk of response) reader.push(chunk as Buffer);
     const { metadata } = reader.end() as { metadata?: ListedMeta["metadata"] };
@@ -222,12 +209,24 @@ export class KubeRest implements Watcher {
       headers["content-type"] = options.contentType ?? CONTENT_TYPES.json;
       headers["content-length"] = String(Buffer.byteLength(body));
     }
-    const target = withQuery(path, options.query);
-    const response = await this.#send(method, target, headers, body, undefined, this.#requestTimeoutMs);
-    const text = await readText(response);
-    const code = response.statusCode ?? 0;
-    if (code < 200 || code >= 300) throw apiError(method, path, code, text, response.headers["retry-after"]);
+    const text = await readText(await this.#sendFor2xx(method, path, options.query, headers, body));
     return (text === "" ? undefined : JSON.parse(text)) as T;
+  }
+
+  /** Sends one request (not a watch); resolves with a 2xx answer, its body unread, else rejects with a KubeApiError. */
+  async #sendFor2xx(
+    method: string,
+    path: string,
+    query: Query | undefined,
+    headers: Record<string, string>,
+    body?: string,
+  ): Promise<IncomingMessage> {
+    const response = await this.#send(method, withQuery(path, query), headers, body, undefined, this.#requestTimeoutMs);
+    const code = response.statusCode ?? 0;
+    if (code < 200 || code >= 300) {
+      throw apiError(method, path, code, await readText(response), response.headers["retry-after"]);
+    }
+    return response;
   }
 
   /** Streams watch events of one collection path (see {@link streamWatch}). */
