@@ -253,3 +253,86 @@ describe("KubeRest answers of priority and fairness", () => {
     }
   });
 });
+
+describe("KubeRest.listEach", () => {
+  const items = Array.from({ length: 300 }, (_, i) => ({
+    metadata: { name: `cm-${i}` },
+    data: { v: "x".repeat(200) },
+  }));
+  const whole = JSON.stringify({ kind: "ConfigMapList", metadata: { resourceVersion: "42" }, items });
+  let server: Server;
+  let url = "";
+  before(async () => {
+    server = createServer((req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(Buffer.byteLength(whole)) });
+      if (req.url?.startsWith("/api/v1/namespaces/cut/")) {
+        // Half the list, then the connection drops.
+        res.write(whole.slice(0, whole.length / 2), () => res.destroy());
+        return;
+      }
+      res.end(whole);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  const client = () =>
+    new KubeRest({
+      server: url,
+      tls: { rejectUnauthorized: true },
+      authenticate: () => Promise.resolve({}),
+      source: "kubeconfig",
+    });
+  const CONFIGMAPS = { group: "", version: "v1", plural: "configmaps" } as const;
+
+  test("every item handed over in order, then the list's metadata", async () => {
+    const rest = client();
+    const names: string[] = [];
+    const meta = await rest.listEach<{ metadata: { name: string } }>({ ...CONFIGMAPS, namespace: "all" }, {}, (item) =>
+      names.push(item.metadata.name),
+    );
+    assert.deepEqual(
+      names,
+      items.map((i) => i.metadata.name),
+    );
+    assert.deepEqual(meta, { metadata: { resourceVersion: "42" } });
+    await rest.close();
+  });
+
+  test("a list cut off part way rejects, after the items that were whole", async () => {
+    const rest = client();
+    const names: string[] = [];
+    const failed = await rest
+      .listEach<{ metadata: { name: string } }>({ ...CONFIGMAPS, namespace: "cut" }, {}, (item) =>
+        names.push(item.metadata.name),
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    assert.ok(failed instanceof Error, `resolved: ${String(failed)}`);
+    assert.ok(names.length < items.length, `${names.length} items handed`);
+    await rest.close();
+  });
+
+  test("an item its reader refuses ends the list with that error, and the client goes on", async () => {
+    const rest = client();
+    const refusal = new Error("refused");
+    const failed = await rest
+      .listEach({ ...CONFIGMAPS, namespace: "all" }, {}, () => {
+        throw refusal;
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    assert.equal(failed, refusal);
+    let count = 0;
+    await rest.listEach({ ...CONFIGMAPS, namespace: "all" }, {}, () => count++);
+    assert.equal(count, items.length);
+    await rest.close();
+  });
+});

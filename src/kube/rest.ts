@@ -4,6 +4,7 @@
  * watch on one keep-alive connection pool (ADR 0017).
  */
 import type { Agent as HttpAgent, IncomingMessage } from "node:http";
+import { finished } from "node:stream/promises";
 import type { ListedMeta, Watcher } from "../controller/informer.js";
 import { KubeApiError } from "./errors.js";
 import { ListItemReader } from "./list-items.js";
@@ -159,7 +160,16 @@ export class KubeRest implements Watcher {
   ): Promise<ListedMeta> {
     const response = await this.#sendFor2xx("GET", resourcePath(ref), query, { accept: CONTENT_TYPES.json });
     const reader = new ListItemReader((item) => each(item as T));
-    for await (const chunk of response) reader.push(chunk as Buffer);
+    // 'data' events rather than `for await`: an async iterator costs a promise and several ticks per chunk,
+    // about 0.3 s of a 5,000-app start-up under the controller's V8 flags (ADR 0019).
+    response.on("data", (chunk: Buffer) => {
+      try {
+        reader.push(chunk);
+      } catch (err) {
+        response.destroy(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+    await finished(response);
     const { metadata } = reader.end() as { metadata?: ListedMeta["metadata"] };
     return metadata === undefined ? {} : { metadata };
   }
