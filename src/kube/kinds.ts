@@ -39,11 +39,13 @@ function kind<T>(kind: string, group: string, version: string, plural: string, t
     plural,
     ...(trim !== undefined ? { trim } : {}),
     // The API server has validated custom resources against their schema; built-in kinds are what they say.
+    // The caches drop managedFields: it is not parsed where the list's layout allows (ADR 0019).
     list: (api, { namespace, labelSelector, each }) =>
       api.listEach<T>(
         { group, version, plural, namespace },
         labelSelector === undefined ? {} : { labelSelector },
         each,
+        { withoutManagedFields: true },
       ),
   };
 }

@@ -1,13 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { ListItemReader } from "./list-items.js";
+import { ListItemReader, managedFieldsBytes } from "./list-items.js";
 
 /** Reads `text` in chunks cut at `cuts` (byte offsets); resolves to the items and the rest. */
-function read(text: string, cuts: readonly number[] = []): { items: unknown[]; rest: unknown } {
+function read(
+  text: string,
+  cuts: readonly number[] = [],
+  options: { withoutManagedFields?: boolean } = {},
+): { items: unknown[]; rest: unknown } {
   const bytes = Buffer.from(text, "utf8");
   const items: unknown[] = [];
-  const reader = new ListItemReader((item) => items.push(item));
+  const reader = new ListItemReader((item) => items.push(item), options);
   let from = 0;
   for (const cut of [...new Set(cuts)].filter((c) => c > 0 && c < bytes.length).sort((a, b) => a - b)) {
     reader.push(bytes.subarray(from, cut));
@@ -152,5 +156,163 @@ describe("ListItemReader", () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+/** `JSON.parse` of a list's text, each item's metadata.managedFields deleted. */
+function parsedWithout(text: string): { items: unknown[] } {
+  const doc = JSON.parse(text) as { items: { metadata?: { managedFields?: unknown } }[] };
+  for (const item of doc.items) delete item.metadata?.managedFields;
+  return doc;
+}
+
+/** managedFields as the API server writes them: strings, and fieldsV1 an object of objects. */
+const MANAGED = [
+  {
+    manager: "canaryapp",
+    operation: "Apply",
+    apiVersion: "v1",
+    time: "2026-11-26T10:00:00Z",
+    fieldsType: "FieldsV1",
+    fieldsV1: { "f:spec": { "f:ports": { 'k:{"port":80,"protocol":"TCP"}': { ".": {}, "f:port": {} } } } },
+  },
+  {
+    manager: "kubectl",
+    operation: "Update",
+    apiVersion: "v1",
+    time: "2026-11-26T10:00:01Z",
+    fieldsType: "FieldsV1",
+    fieldsV1: {},
+  },
+];
+
+/** An item laid out as the API server writes a built-in kind: metadata first, in its declared order. */
+function builtIn(name: string, extra: { labels?: object; managedFields?: unknown[]; spec?: object } = {}) {
+  return {
+    metadata: {
+      name,
+      namespace: "shop",
+      uid: "u",
+      resourceVersion: "7",
+      creationTimestamp: "2026-11-26T10:00:00Z",
+      labels: extra.labels ?? { app: name },
+      annotations: { "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify({ spec: { a: [1] } }) },
+      ...(extra.managedFields === undefined ? {} : { managedFields: extra.managedFields }),
+    },
+    spec: extra.spec ?? { ports: [{ port: 80 }], selector: { app: name } },
+    status: { loadBalancer: {} },
+  };
+}
+
+/** An item laid out as the API server writes a custom resource: keys sorted. */
+function custom(name: string, extra: { labels?: object; managedFields?: unknown[]; spec?: object } = {}) {
+  return {
+    apiVersion: "canaryapp.io/v1alpha1",
+    kind: "CanaryApp",
+    metadata: {
+      annotations: { note: '"name":"x"' },
+      creationTimestamp: "2026-11-26T10:00:00Z",
+      generation: 1,
+      labels: extra.labels ?? { app: name },
+      ...(extra.managedFields === undefined ? {} : { managedFields: extra.managedFields }),
+      name,
+      namespace: "shop",
+      resourceVersion: "7",
+      uid: "u",
+    },
+    spec: extra.spec ?? { image: "app:v1" },
+  };
+}
+
+const bytesOf = (item: unknown) => Buffer.from(JSON.stringify(item));
+
+describe("ListItemReader without managedFields", () => {
+  test("built-in and custom items: managedFields found in their bytes, and the items read without it", () => {
+    for (const make of [builtIn, custom]) {
+      const items = ["a", "b", "c"].map((name) => make(name, { managedFields: MANAGED }));
+      const cut = managedFieldsBytes(bytesOf(items[0]));
+      assert.ok(cut !== undefined, make.name);
+      assert.match(bytesOf(items[0]).toString("utf8", cut.from, cut.to), /^,"managedFields":\[\{"manager".*\}\]$/);
+      const text = JSON.stringify({ kind: "List", metadata: { resourceVersion: "9" }, items });
+      const { items: read1 } = read(text, [], { withoutManagedFields: true });
+      assert.deepEqual(read1, parsedWithout(text).items, make.name);
+      assert.ok(read1.every((i) => !("managedFields" in (i as { metadata: object }).metadata)));
+    }
+  });
+
+  test("not cut where the layout does not prove it: a managedFields elsewhere, a label `name`, an array inside", () => {
+    const inSpec = { managedFields: [{ manager: "x" }], name: "a" };
+    const unproven = [
+      builtIn("a", { spec: { template: { metadata: { name: "t", managedFields: MANAGED }, spec: {} } } }),
+      custom("a", { spec: inSpec }),
+      custom("a", { labels: { app: "a", name: "a" }, managedFields: MANAGED }),
+      builtIn("a", { managedFields: [{ manager: "m", fieldsV1: { "f:x": [1] } }] }),
+      custom("a", { managedFields: [{ manager: "m]},[" }] }),
+    ];
+    for (const item of unproven) assert.equal(managedFieldsBytes(bytesOf(item)), undefined, JSON.stringify(item));
+    const text = JSON.stringify({
+      kind: "List",
+      metadata: {},
+      items: [...unproven, builtIn("b", { managedFields: MANAGED })],
+    });
+    assert.deepEqual(read(text, [], { withoutManagedFields: true }).items, parsedWithout(text).items);
+    // The spec's own managedFields is kept: only metadata's is dropped.
+    assert.deepEqual((read(text, [], { withoutManagedFields: true }).items[1] as { spec: unknown }).spec, inSpec);
+  });
+
+  test("any list of items laid out as the API server writes them reads as JSON.parse less metadata.managedFields", () => {
+    const look = fc.constantFrom(
+      ',"managedFields":[',
+      ']},"spec":{',
+      '}],"name":"',
+      '"name":"',
+      '"spec":{',
+      '},{"metadata":{"name":',
+      "[",
+      "]",
+      "\\",
+      '"',
+    );
+    const text = fc.oneof(
+      fc.string({ unit: "grapheme", maxLength: 8 }),
+      look,
+      fc.array(look, { maxLength: 3 }).map((l) => l.join("")),
+    );
+    const entry = fc.record({
+      manager: text,
+      operation: fc.constantFrom("Apply", "Update"),
+      time: text,
+      fieldsType: fc.constant("FieldsV1"),
+      fieldsV1: fc.dictionary(text, fc.dictionary(text, fc.constant({}), { maxKeys: 2 }), { maxKeys: 3 }),
+    });
+    const parts = fc.record({
+      name: text,
+      labels: fc.dictionary(fc.oneof(text, fc.constant("name")), text, { maxKeys: 3 }),
+      managedFields: fc.option(fc.array(entry, { maxLength: 3 }), { nil: undefined }),
+      spec: fc.dictionary(
+        fc.oneof(text, fc.constantFrom("managedFields", "name", "spec")),
+        fc.jsonValue({ maxDepth: 2 }),
+        {
+          maxKeys: 3,
+        },
+      ),
+    });
+    const item = fc.tuple(fc.boolean(), parts).map(([isCustom, p]) => (isCustom ? custom : builtIn)(p.name, p));
+    let cut = 0;
+    fc.assert(
+      fc.property(
+        fc.array(item, { maxLength: 5 }),
+        fc.array(fc.nat({ max: 3000 }), { maxLength: 12 }),
+        (items, cuts) => {
+          cut += items.filter((i) => managedFieldsBytes(bytesOf(i)) !== undefined).length;
+          const text = JSON.stringify({ kind: "List", metadata: { resourceVersion: "1" }, items });
+          const { items: got, rest } = read(text, cuts, { withoutManagedFields: true });
+          assert.deepEqual(got, parsedWithout(text).items);
+          assert.deepEqual(rest, { kind: "List", metadata: { resourceVersion: "1" }, items: [] });
+        },
+      ),
+      { numRuns: 1000 },
+    );
+    assert.ok(cut > 200, `only ${cut} items were cut before parsing`);
   });
 });

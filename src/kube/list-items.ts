@@ -19,6 +19,11 @@
  * Anything not read that way — the document around the items, the last item, a response that is not laid out
  * as expected — is parsed at the end as the document with the handed items taken out (still valid JSON), and
  * its remaining items are handed over then. The result is always what `JSON.parse` of the whole would give.
+ *
+ * `withoutManagedFields`: each item is handed over without `metadata.managedFields` (the informers drop it, and
+ * it is a third to a half of a list's bytes and objects). Where an item's layout proves where its managedFields
+ * begin and end, those bytes are cut out before the item is parsed (see `managedFieldsBytes`); otherwise the
+ * item is parsed whole and the field deleted. Either way the item is `JSON.parse`'s less that one field.
  */
 export class ListItemReader {
   /** The document up to and including the `[` of `items`, once found at its top. */
@@ -34,7 +39,10 @@ export class ListItemReader {
   /** Splitting gave up (an unexpected layout): everything is parsed at the end. */
   #whole = false;
 
-  constructor(private readonly onItem: (item: unknown) => void) {}
+  constructor(
+    private readonly onItem: (item: unknown) => void,
+    private readonly options: { withoutManagedFields?: boolean } = {},
+  ) {}
 
   /** Reads the next chunk of the document; throws what `onItem` throws. */
   push(chunk: Buffer): void {
@@ -53,7 +61,7 @@ export class ListItemReader {
     const text = (this.#head === undefined ? unread : Buffer.concat([this.#head, unread])).toString("utf8");
     const document = JSON.parse(text) as { items?: unknown };
     if (Array.isArray(document.items)) {
-      for (const item of document.items as unknown[]) this.onItem(item);
+      for (const item of document.items as unknown[]) this.onItem(this.#trimmed(item));
       document.items = [];
     }
     return document;
@@ -110,7 +118,7 @@ export class ListItemReader {
     for (;;) {
       const at = unread.indexOf(separator, from);
       if (at < 0) break;
-      const item = parsed(unread.subarray(0, at + 1));
+      const item = this.#parsedItem(unread.subarray(0, at + 1));
       if (item === NOT_AN_ITEM) {
         from = at + 1;
         continue;
@@ -123,15 +131,91 @@ export class ListItemReader {
     // A separator may straddle the end of what is in: its first bytes are searched again with the next chunk.
     this.#searchFrom = Math.max(from, unread.length - separator.length + 1, 0);
   }
+
+  /** `bytes` parsed as one item (without its managedFields if asked), or NOT_AN_ITEM when they are not one. */
+  #parsedItem(bytes: Buffer): unknown {
+    if (this.options.withoutManagedFields === true) {
+      const cut = managedFieldsBytes(bytes);
+      if (cut !== undefined) {
+        // The cut is a whole member of the metadata object: the rest parses exactly when the item does.
+        const item = parsedText(bytes.toString("utf8", 0, cut.from) + bytes.toString("utf8", cut.to));
+        if (item !== NOT_AN_ITEM) return item;
+      }
+    }
+    const item = parsed(bytes);
+    return item === NOT_AN_ITEM ? item : this.#trimmed(item);
+  }
+
+  #trimmed(item: unknown): unknown {
+    if (this.options.withoutManagedFields === true && isRecord(item) && isRecord(item["metadata"])) {
+      delete item["metadata"]["managedFields"];
+    }
+    return item;
+  }
 }
+
+/**
+ * Where an item's `metadata.managedFields` lies in its bytes (`[from, to)`, the comma before it included), when
+ * that can be told without parsing; undefined otherwise (the item is then parsed whole). Only from layouts the
+ * API server writes, each of which proves the bytes are exactly that member:
+ * - the key is searched as `,"managedFields":[`. Its quotes cannot be inside a string (a quote inside a string
+ *   is escaped, and a string cannot close on a comma and go on with a letter), so this is a key whose value is
+ *   an array; before metadata's own managedFields, no field of metadata has a key with an array value;
+ * - managedFields entries hold strings and an object of objects (fieldsV1), never an array: the member ends at
+ *   the first `]` after the key, which must come before any other `[` (else: undefined);
+ * - built-in kinds (items begin `{"metadata":{`) write metadata's fields in their declared order, managedFields
+ *   last: the `]` is followed by `},"spec":{`, and that must be the first `"spec":{` of the item (none earlier, as
+ *   a managedFields inside the spec would have);
+ * - custom resources (items begin `{"apiVersion":`) write keys sorted: managedFields is followed by metadata's
+ *   `"name"`, which must be the first `"name":"` of the item (one earlier, e.g. a label `name`, or the metadata
+ *   name itself when the managedFields found is in the spec: undefined).
+ */
+export function managedFieldsBytes(item: Buffer): { from: number; to: number } | undefined {
+  const from = item.indexOf(MANAGED_FIELDS_KEY);
+  if (from < 0) return undefined;
+  const open = from + MANAGED_FIELDS_KEY.length;
+  let close: number;
+  if (startsWith(item, BUILT_IN_START)) {
+    const at = item.indexOf(BUILT_IN_AFTER, open);
+    if (at < 0 || item.indexOf(SPEC_KEY) !== at + 3) return undefined;
+    close = at;
+  } else if (startsWith(item, CUSTOM_START)) {
+    const at = item.indexOf(CUSTOM_AFTER, open);
+    if (at < 0 || item.indexOf(NAME_KEY) !== at + 3) return undefined;
+    close = at + 1;
+  } else return undefined;
+  const inner = item.indexOf(OPEN_BRACKET, open);
+  if (inner >= 0 && inner < close) return undefined;
+  return { from, to: close + 1 };
+}
+
+function startsWith(bytes: Buffer, prefix: Buffer): boolean {
+  return bytes.length >= prefix.length && bytes.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const MANAGED_FIELDS_KEY = Buffer.from(',"managedFields":[');
+const BUILT_IN_START = Buffer.from('{"metadata":{');
+const BUILT_IN_AFTER = Buffer.from(']},"spec":{');
+const SPEC_KEY = Buffer.from('"spec":{');
+const CUSTOM_START = Buffer.from('{"apiVersion":');
+const CUSTOM_AFTER = Buffer.from('}],"name":"');
+const NAME_KEY = Buffer.from('"name":"');
 
 const ITEMS_KEY = Buffer.from('"items":[');
 const NOT_AN_ITEM = Symbol("not an item");
 
 /** `bytes` parsed, or NOT_AN_ITEM when they are not one JSON value. */
 function parsed(bytes: Buffer): unknown {
+  return parsedText(bytes.toString("utf8"));
+}
+
+function parsedText(text: string): unknown {
   try {
-    return JSON.parse(bytes.toString("utf8"));
+    return JSON.parse(text);
   } catch {
     return NOT_AN_ITEM;
   }
