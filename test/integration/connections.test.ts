@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { mkdtemp, stat } from "node:fs/promises";
+import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -18,7 +19,8 @@ import { createInformer, handedEach } from "../../src/controller/informer.js";
 import { createClients, loadKubeConfig, PooledKubeConfig, type KubeClients } from "../../src/kube/client.js";
 import { statusCodeOf } from "../../src/kube/errors.js";
 import { isFallback, readKubeConfig } from "../../src/kube/kubeconfig.js";
-import { KubeRest } from "../../src/kube/rest.js";
+import { managedFieldsBytes } from "../../src/kube/list-items.js";
+import { KubeRest, resourcePath } from "../../src/kube/rest.js";
 import { StreamWatch } from "../../src/kube/watch.js";
 import { createTestNamespace, testKubeConfig, testKubeConfigPath } from "../support/kube.js";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
@@ -185,6 +187,68 @@ describe("connections to the API server", () => {
     assert.ok(Date.now() - started >= 1_500);
     await kc.close();
   });
+
+  for (const kind of ["services", "canaryapps"] as const) {
+    test(`a list over 128 KB comes compressed, and reads as the API server's JSON less managedFields (${kind})`, async () => {
+      const read = readKubeConfig(testKubeConfigPath());
+      assert.ok(!isFallback(read));
+      const big = await createTestNamespace(testKubeConfig(), `big-${kind}`);
+      const api = new KubeRest(read);
+      const ref =
+        kind === "services"
+          ? ({ group: "", version: "v1", plural: "services", namespace: big } as const)
+          : ({ group: "canaryapp.io", version: "v1alpha1", plural: "canaryapps", namespace: big } as const);
+      const note = { note: "x".repeat(1200) };
+      const body = (name: string, labels: Record<string, string>) =>
+        kind === "services"
+          ? { metadata: { name, labels, annotations: note }, spec: { ports: [{ port: 80 }], selector: { app: name } } }
+          : {
+              apiVersion: "canaryapp.io/v1alpha1",
+              kind: "CanaryApp",
+              metadata: { name, labels, annotations: note },
+              spec: { image: "app:v1", imageListenPort: 8080, replicas: 1, testReplicas: 1 },
+            };
+      try {
+        for (let batch = 0; batch < 8; batch++) {
+          await Promise.all(
+            // One of each batch with a label `name`: a custom resource's managedFields is then parsed, not cut.
+            Array.from({ length: 20 }, (_, i) =>
+              api.create(ref, body(`x-${batch}-${i}`, i === 0 ? { name: "x" } : { app: `x-${batch}-${i}` })),
+            ),
+          );
+        }
+        const path = resourcePath(ref);
+        // The API server compresses this answer when asked (it is over 128 KB)...
+        const auth = await read.authenticate();
+        const encoding = await new Promise<string | undefined>((resolve, reject) => {
+          const req = httpsRequest(new URL(read.server + path), {
+            ...read.tls,
+            headers: { ...auth, "accept-encoding": "gzip" },
+          });
+          req.on("response", (res) => {
+            res.resume();
+            resolve(res.headers["content-encoding"]);
+          });
+          req.on("error", reject);
+          req.end();
+        });
+        assert.equal(encoding, "gzip");
+        // ...its items are laid out as the reader expects (managedFields found in all but the labelled ones)...
+        const plain = await api.request<{ items: { metadata: { managedFields?: unknown } }[] }>("GET", path);
+        assert.equal(plain.items.length, 160);
+        const cut = plain.items.filter((i) => managedFieldsBytes(Buffer.from(JSON.stringify(i))) !== undefined);
+        assert.equal(cut.length, kind === "services" ? 160 : 152);
+        // ...and what listEach hands over is what the uncompressed answer holds, less metadata.managedFields.
+        assert.ok(plain.items.every((i) => Array.isArray(i.metadata.managedFields)));
+        for (const item of plain.items) delete item.metadata.managedFields;
+        const handed: unknown[] = [];
+        await api.listEach(ref, {}, (item) => handed.push(item), { withoutManagedFields: true });
+        assert.deepEqual(handed, plain.items);
+      } finally {
+        await api.close();
+      }
+    });
+  }
 
   test("a watch the server refuses reports its status", async () => {
     const kc = loadKubeConfig(testKubeConfigPath());
