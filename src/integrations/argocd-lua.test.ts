@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { loadYaml } from "@kubernetes/client-node";
 import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
+import { PHASES } from "../server/app-metrics.js";
 
 const LUA = process.env["LUA"] ?? "lua5.1";
 const ROOT = findRepoRoot();
@@ -114,16 +115,7 @@ describe("Argo CD health.lua", () => {
         .filter((f) => f.startsWith("captured-"))
         .map((f) => yamlFile<{ status?: { phase?: string } }>(join(DIR, "testdata", f)).status?.phase),
     );
-    for (const phase of [
-      "Initializing",
-      "Healthy",
-      "Progressing",
-      "Paused",
-      "Promoting",
-      "RollingBack",
-      "Failed",
-      "Invalid",
-    ]) {
+    for (const phase of PHASES) {
       assert.ok(phases.has(phase), `no captured fixture in phase ${phase}`);
     }
   });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createServer, type Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { after, before, beforeEach, describe, test } from "node:test";
@@ -8,6 +8,31 @@ import { FakeApiServer, status } from "./fake-apiserver.test-helpers.js";
 import { KubeRest, resourcePath } from "./rest.js";
 
 const DEPLOYMENTS = { group: "apps", version: "v1", plural: "deployments" } as const;
+
+/** A plain node:http server answering with `handler`, and KubeRest clients for it without credentials. */
+interface RawServer {
+  client(): KubeRest;
+  stop(): Promise<void>;
+}
+
+async function rawServer(handler: RequestListener): Promise<RawServer> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    client: () =>
+      new KubeRest({
+        server: url,
+        tls: { rejectUnauthorized: true },
+        authenticate: () => Promise.resolve({}),
+        source: "kubeconfig",
+      }),
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 describe("resourcePath", () => {
   test("core and named groups, cluster-wide and namespaced, objects and the status subresource", () => {
@@ -135,10 +160,9 @@ describe("KubeRest against an HTTP API server", () => {
 });
 
 describe("KubeRest.watch", () => {
-  let server: Server;
-  let url = "";
+  let raw: RawServer;
   before(async () => {
-    server = createServer((req, res) => {
+    raw = await rawServer((req, res) => {
       const u = new URL(req.url ?? "/", "http://x");
       if (u.pathname === "/api/v1/configmaps" && u.searchParams.get("watch") === "true") {
         res.writeHead(200, { "content-type": "application/json" });
@@ -152,20 +176,9 @@ describe("KubeRest.watch", () => {
       res.writeHead(410, { "content-type": "application/json" });
       res.end(JSON.stringify({ kind: "Status", code: 410, reason: "Expired", message: "too old" }));
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  const client = () =>
-    new KubeRest({
-      server: url,
-      tls: { rejectUnauthorized: true },
-      authenticate: () => Promise.resolve({}),
-      source: "kubeconfig",
-    });
+  after(() => raw.stop());
+  const client = () => raw.client();
 
   test("events in order, unreadable lines skipped, done once with nothing when the server ends it", async () => {
     const rest = client();
@@ -261,10 +274,9 @@ describe("KubeRest.listEach", () => {
     data: { v: "x".repeat(200) },
   }));
   const whole = JSON.stringify({ kind: "ConfigMapList", metadata: { resourceVersion: "42" }, items });
-  let server: Server;
-  let url = "";
+  let raw: RawServer;
   before(async () => {
-    server = createServer((req, res) => {
+    raw = await rawServer((req, res) => {
       if (req.url?.startsWith("/api/v1/namespaces/gz")) {
         // As the API server answers a large list to a client that accepts gzip; "gzcut": cut off half way.
         assert.equal(req.headers["accept-encoding"], "gzip");
@@ -283,20 +295,9 @@ describe("KubeRest.listEach", () => {
       }
       res.end(whole);
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  after(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  const client = () =>
-    new KubeRest({
-      server: url,
-      tls: { rejectUnauthorized: true },
-      authenticate: () => Promise.resolve({}),
-      source: "kubeconfig",
-    });
+  after(() => raw.stop());
+  const client = () => raw.client();
   const CONFIGMAPS = { group: "", version: "v1", plural: "configmaps" } as const;
 
   test("every item handed over in order, then the list's metadata", async () => {

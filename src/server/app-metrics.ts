@@ -113,83 +113,11 @@ export class AppMetrics {
   render(): string {
     const apps = [...this.apps.values()];
     let text = "";
-    text += family(apps, "canaryapp_phase", "gauge", "1 for the CanaryApp's current phase, 0 for the others.", (a) => {
-      if (a.phase === undefined) return "";
-      let lines = "";
-      for (const phase of PHASES)
-        lines += `canaryapp_phase{${a.labels},phase="${phase}"} ${a.phase === phase ? 1 : 0}\n`;
-      return lines;
-    });
-    text += family(
-      apps,
-      "canaryapp_secondary_weight",
-      "gauge",
-      "Percentage of traffic routed to the secondary (the version under test).",
-      (a) => sample("canaryapp_secondary_weight", a.labels, "", a.secondaryWeight),
-    );
-    text += family(
-      apps,
-      "canaryapp_failed_checks",
-      "gauge",
-      "Failed analysis checks counted in the current test.",
-      (a) => sample("canaryapp_failed_checks", a.labels, "", a.failedChecks),
-    );
-    text += family(
-      apps,
-      "canaryapp_transitions_total",
-      "counter",
-      "Rollout transitions (test started, step advanced, promoted, rolled back...), by reason.",
-      (a) => samples("canaryapp_transitions_total", a.labels, a.transitions, (n) => n),
-    );
-    text += family(apps, "canaryapp_analysis_total", "counter", "Analyses run, by result.", (a) =>
-      samples("canaryapp_analysis_total", a.labels, a.analyses, (n) => n),
-    );
-    text += family(
-      apps,
-      "canaryapp_analysis_value",
-      "gauge",
-      "The value each check of the last analysis measured (a webhook's: the HTTP status it answered).",
-      (a) => samples("canaryapp_analysis_value", a.labels, a.checks, (c) => c.value),
-    );
-    text += family(
-      apps,
-      "canaryapp_analysis_threshold_min",
-      "gauge",
-      "The lowest value each check passes with (its min), for checks that have one.",
-      (a) => samples("canaryapp_analysis_threshold_min", a.labels, a.checks, (c) => c.min),
-    );
-    text += family(
-      apps,
-      "canaryapp_analysis_threshold_max",
-      "gauge",
-      "The highest value each check passes with (its max), for checks that have one.",
-      (a) => samples("canaryapp_analysis_threshold_max", a.labels, a.checks, (c) => c.max),
-    );
-    text += family(
-      apps,
-      "canaryapp_step_duration_seconds",
-      "histogram",
-      "How long each traffic step lasted, from its weight applied to the next step, promotion or rollback.",
-      (a) => histogram("canaryapp_step_duration_seconds", a.labels, a.steps),
-    );
-    text += family(
-      apps,
-      "canaryapp_failed_images",
-      "gauge",
-      "Images recorded as failed in the CanaryApp's status (status.failedImages).",
-      (a) => sample("canaryapp_failed_images", a.labels, "", a.failedImageCount),
-    );
-    text += family(
-      apps,
-      "canaryapp_failed_image_info",
-      "gauge",
-      "1 for each image recorded as failed, with the reason it failed.",
-      (a) => {
-        let lines = "";
-        for (const labels of a.failedImages) lines += sample("canaryapp_failed_image_info", a.labels, labels, 1);
-        return lines;
-      },
-    );
+    for (const f of FAMILIES) {
+      text += `# HELP ${f.name} ${f.help}\n# TYPE ${f.name} ${f.type}\n`;
+      for (const app of apps) text += f.lines(f.name, app);
+      text += "\n";
+    }
     return text;
   }
 
@@ -210,17 +138,95 @@ export class AppMetrics {
   }
 }
 
-function family(
-  apps: readonly AppRecord[],
-  name: string,
-  type: string,
-  help: string,
-  lines: (app: AppRecord) => string,
-): string {
-  let text = `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
-  for (const app of apps) text += lines(app);
-  return `${text}\n`;
+/** One family of per-app series: its samples for one app, by the family's name. */
+interface Family {
+  name: string;
+  type: "gauge" | "counter" | "histogram";
+  help: string;
+  lines: (name: string, app: AppRecord) => string;
 }
+
+/** `,phase="…"` of each of PHASES, escaped once. */
+const PHASE_LABELS = PHASES.map((phase) => label("phase", phase));
+
+/** The families, in the order a scrape shows them. */
+const FAMILIES: readonly Family[] = [
+  {
+    name: "canaryapp_phase",
+    type: "gauge",
+    help: "1 for the CanaryApp's current phase, 0 for the others.",
+    lines: (name, a) => {
+      if (a.phase === undefined) return "";
+      let lines = "";
+      PHASES.forEach((phase, i) => (lines += sample(name, a.labels, PHASE_LABELS[i] ?? "", a.phase === phase ? 1 : 0)));
+      return lines;
+    },
+  },
+  {
+    name: "canaryapp_secondary_weight",
+    type: "gauge",
+    help: "Percentage of traffic routed to the secondary (the version under test).",
+    lines: (name, a) => sample(name, a.labels, "", a.secondaryWeight),
+  },
+  {
+    name: "canaryapp_failed_checks",
+    type: "gauge",
+    help: "Failed analysis checks counted in the current test.",
+    lines: (name, a) => sample(name, a.labels, "", a.failedChecks),
+  },
+  {
+    name: "canaryapp_transitions_total",
+    type: "counter",
+    help: "Rollout transitions (test started, step advanced, promoted, rolled back...), by reason.",
+    lines: (name, a) => samples(name, a.labels, a.transitions, (n) => n),
+  },
+  {
+    name: "canaryapp_analysis_total",
+    type: "counter",
+    help: "Analyses run, by result.",
+    lines: (name, a) => samples(name, a.labels, a.analyses, (n) => n),
+  },
+  {
+    name: "canaryapp_analysis_value",
+    type: "gauge",
+    help: "The value each check of the last analysis measured (a webhook's: the HTTP status it answered).",
+    lines: (name, a) => samples(name, a.labels, a.checks, (c) => c.value),
+  },
+  {
+    name: "canaryapp_analysis_threshold_min",
+    type: "gauge",
+    help: "The lowest value each check passes with (its min), for checks that have one.",
+    lines: (name, a) => samples(name, a.labels, a.checks, (c) => c.min),
+  },
+  {
+    name: "canaryapp_analysis_threshold_max",
+    type: "gauge",
+    help: "The highest value each check passes with (its max), for checks that have one.",
+    lines: (name, a) => samples(name, a.labels, a.checks, (c) => c.max),
+  },
+  {
+    name: "canaryapp_step_duration_seconds",
+    type: "histogram",
+    help: "How long each traffic step lasted, from its weight applied to the next step, promotion or rollback.",
+    lines: (name, a) => histogram(name, a.labels, a.steps),
+  },
+  {
+    name: "canaryapp_failed_images",
+    type: "gauge",
+    help: "Images recorded as failed in the CanaryApp's status (status.failedImages).",
+    lines: (name, a) => sample(name, a.labels, "", a.failedImageCount),
+  },
+  {
+    name: "canaryapp_failed_image_info",
+    type: "gauge",
+    help: "1 for each image recorded as failed, with the reason it failed.",
+    lines: (name, a) => {
+      let lines = "";
+      for (const labels of a.failedImages) lines += sample(name, a.labels, labels, 1);
+      return lines;
+    },
+  },
+];
 
 function sample(name: string, labels: string, more: string, value: number | undefined): string {
   return value === undefined ? "" : `${name}{${labels}${more}} ${formatValue(value)}\n`;
