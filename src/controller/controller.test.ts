@@ -8,6 +8,7 @@ import {
   type Reconcile,
   type ReconcileOutcome,
 } from "./controller.js";
+import { sleep } from "../api/clock.js";
 import { FakeClock, flush } from "./fake-clock.js";
 import { FakeInformer } from "./fake-informer.js";
 import { keyFromLabel, objectKey } from "./keys.js";
@@ -79,6 +80,52 @@ describe("Controller", () => {
     await s.clock.advance(100);
     assert.deepEqual(s.calls, ["ns/a"]);
     assert.equal(s.controller.ready(), true);
+    await s.controller.stop();
+    await s.running;
+  });
+
+  test("a cache that tells when it synced starts the work at once, not at the next check", async () => {
+    const s = setup(ok, { parents: [thing("a")] });
+    s.children.synced = false;
+    await start(s);
+    await s.clock.advance(1000);
+    assert.deepEqual(s.calls, []);
+    s.children.sync(); // the clock does not move: no poll falls due
+    await flush();
+    assert.deepEqual(s.calls, ["ns/a"]);
+    await s.controller.stop();
+    await s.running;
+  });
+
+  test("logs once how long after the caches synced the first reconcile ended and the queue first ran empty", async () => {
+    const s = setup(
+      async () => {
+        await sleep(s.clock, 10);
+        return {};
+      },
+      { workers: 1, parents: [thing("a"), thing("b"), thing("c")] },
+    );
+    s.children.synced = false;
+    await start(s);
+    await s.clock.advance(250);
+    s.children.sync();
+    await flush();
+    for (let i = 0; i < 3; i++) await s.clock.advance(10);
+    s.parents.set(thing("d"));
+    await s.clock.advance(10);
+    assert.deepEqual(s.calls, ["ns/a", "ns/b", "ns/c", "ns/d"]);
+    const startUp = s.lines
+      .filter((l) =>
+        ["caches synced; starting workers", "first reconcile done", "caught up: the queue ran empty"].includes(
+          String(l["msg"]),
+        ),
+      )
+      .map(({ msg, ms, key, reconciles }) => ({ msg, ms, key, reconciles }));
+    assert.deepEqual(startUp, [
+      { msg: "caches synced; starting workers", ms: 250, key: undefined, reconciles: undefined },
+      { msg: "first reconcile done", ms: 10, key: "ns/a", reconciles: undefined },
+      { msg: "caught up: the queue ran empty", ms: 30, key: undefined, reconciles: 3 },
+    ]);
     await s.controller.stop();
     await s.running;
   });

@@ -42,7 +42,10 @@ export interface ControllerOptions {
   log: Logger;
   hooks?: ControllerHooks;
   clock?: Clock;
-  /** How often `run` checks whether the caches have synced. Default 100 ms. */
+  /**
+   * How often `run` checks whether the caches have synced, for informers that cannot tell (no `onSynced`);
+   * the others wake it as they sync. Default 100 ms.
+   */
   syncPollMs?: number;
   /** A reconcile running longer than this makes the controller unhealthy (a worker is stuck). Default 2 min. */
   stuckAfterMs?: number;
@@ -82,6 +85,14 @@ export class Controller {
   private abandoned = false;
   /** Reconciles in flight, by key, with when each began. */
   private readonly inFlightSince = new Map<string, number>();
+  /** Aborted to end `run`'s wait for the caches early: an informer synced, or the controller is stopping. */
+  private syncWait: AbortController | undefined;
+  /** When the caches synced (clock time); undefined before. */
+  private syncedAt: number | undefined;
+  /** The start-up milestones still to log once: the first reconcile, and the queue's first running empty. */
+  private firstReconcileLogged = false;
+  private caughtUpLogged = false;
+  private reconcilesSinceSync = 0;
 
   constructor(private readonly options: ControllerOptions) {
     this.workers = options.workers ?? 2;
@@ -116,6 +127,7 @@ export class Controller {
   /** Registers an informer the reconcile reads without reacting to its events (started and synced by `run`). */
   addCache<T>(informer: Informer<T>): this {
     if (this.running) throw new Error(`controller ${this.options.name}: informers must be added before run()`);
+    informer.onSynced?.(() => this.syncWait?.abort());
     if (!this.informers.includes(informer)) this.informers.push(informer);
     return this;
   }
@@ -133,14 +145,18 @@ export class Controller {
     signal?.addEventListener("abort", onAbort, { once: true });
     if (signal?.aborted === true) onAbort();
     try {
+      const waitingSince = this.clock.now();
       this.startCaches();
       this.log.info({ informers: this.informers.length }, "waiting for caches to sync");
       while (!this.stopping && !this.cachesSynced()) {
-        await sleep(this.clock, this.syncPollMs);
+        this.syncWait = new AbortController();
+        await sleep(this.clock, this.syncPollMs, this.syncWait.signal);
       }
+      this.syncWait = undefined;
       if (!this.stopping) {
         this.synced = true;
-        this.log.info({ workers: this.workers }, "caches synced; starting workers");
+        this.syncedAt = this.clock.now();
+        this.log.info({ workers: this.workers, ms: this.syncedAt - waitingSince }, "caches synced; starting workers");
         this.workersDone = Promise.all(Array.from({ length: this.workers }, () => this.worker())).then(() => undefined);
         await this.workersDone;
       }
@@ -157,6 +173,7 @@ export class Controller {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       this.stopping = true;
+      this.syncWait?.abort();
       this.log.info({ inFlight: this.queue.inFlight() }, "stopping; draining in-flight reconciles");
       await this.queue.shutDownWithDrain();
       await this.workersDone;
@@ -235,6 +252,7 @@ export class Controller {
       const key = await this.queue.get();
       if (key === undefined) return;
       await this.process(key);
+      this.logStartUp(key);
       // A reconcile with nothing to write (a restart over thousands of settled apps) resolves in microtasks
       // alone: back to back, they would keep the event loop from probes, watch events and lease renewals
       // until the queue is empty. So a worker lets the loop turn after each slice of work.
@@ -242,6 +260,25 @@ export class Controller {
         await new Promise<void>((resolve) => setImmediate(resolve));
         turnAt = performance.now();
       }
+    }
+  }
+
+  /**
+   * Logs, once each, how long after the caches synced the first reconcile ended and the queue first ran empty
+   * (every key queued by the initial lists reconciled once): how soon a restarted controller acts, and when it
+   * has caught up.
+   */
+  private logStartUp(key: string): void {
+    if (this.caughtUpLogged || this.syncedAt === undefined) return;
+    this.reconcilesSinceSync++;
+    const ms = this.clock.now() - this.syncedAt;
+    if (!this.firstReconcileLogged) {
+      this.firstReconcileLogged = true;
+      this.log.info({ key, ms }, "first reconcile done");
+    }
+    if (this.queue.len() === 0 && this.queue.inFlight() === 0) {
+      this.caughtUpLogged = true;
+      this.log.info({ reconciles: this.reconcilesSinceSync, ms }, "caught up: the queue ran empty");
     }
   }
 

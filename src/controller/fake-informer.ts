@@ -20,6 +20,7 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
   private readonly adds: ((obj: T) => void)[] = [];
   private readonly updates: ((obj: T, old: T) => void)[] = [];
   private readonly deletes: ((obj: T) => void)[] = [];
+  private readonly syncedHandlers: (() => void)[] = [];
   started = false;
   stopped = false;
   /** When set, overrides "synced once started". */
@@ -48,6 +49,17 @@ export class FakeInformer<T extends ObjectWithMeta> implements Informer<T> {
 
   hasSynced(): boolean {
     return this.synced ?? this.started;
+  }
+
+  onSynced(handler: () => void): void {
+    this.syncedHandlers.push(handler);
+  }
+
+  /** Marks the cache synced and, if it was not, tells the `onSynced` handlers, as a real first list does. */
+  sync(): void {
+    const was = this.hasSynced();
+    this.synced = true;
+    if (!was) for (const handler of this.syncedHandlers) handler();
   }
 
   stalled(): string | undefined {

@@ -248,8 +248,11 @@ describe("ListWatchInformer", () => {
 
   test("a 410 ERROR event relists at once; the relist reconciles the cache with handlers", async () => {
     const h = harness([obj("a", "1"), obj("b", "2")]);
+    const told: string[] = [];
+    h.informer.onSynced(() => told.push(`synced with ${h.events.length} adds told`));
     h.informer.start();
     await flush();
+    assert.deepEqual(told, ["synced with 2 adds told"], "onSynced once the first list is cached and told");
     h.lists.result = () =>
       Promise.resolve({ metadata: { resourceVersion: "50" }, items: [obj("a", "1"), obj("b", "40"), obj("c", "41")] });
     // "a" and "b" keep existing; "b" changed; "gone" was never listed again.
@@ -264,6 +267,7 @@ describe("ListWatchInformer", () => {
     assert.equal(h.watcher.calls[0]?.aborted, true, "the expired watch was closed");
     assert.equal(h.watcher.last().params.resourceVersion, "50");
     assert.equal(h.clock.pending(), 0, "no backoff for an expiry");
+    assert.equal(told.length, 1, "a relist is not a first sync");
     await h.informer.stop();
   });
 
@@ -503,15 +507,19 @@ describe("createInformer", () => {
     });
     const added: string[] = [];
     informer.onAdd((o) => added.push(o.metadata.name));
+    let told = 0;
+    informer.onSynced?.(() => told++);
     informer.start();
     await flush();
     assert.deepEqual(Object.keys(gate).sort(), ["a", "b"]);
     gate.a?.();
     await flush();
     assert.equal(informer.hasSynced(), false, "synced only when every namespace is");
+    assert.equal(told, 0);
     gate.b?.();
     await flush();
     assert.equal(informer.hasSynced(), true);
+    assert.equal(told, 1, "told once, when the last namespace synced");
     assert.deepEqual(watcher.calls.map((c) => c.path).sort(), [
       "/apis/apps/v1/namespaces/a/deployments",
       "/apis/apps/v1/namespaces/b/deployments",

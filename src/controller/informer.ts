@@ -71,6 +71,11 @@ export interface Informer<T> {
   /** True once the first list has been loaded (and ever after). */
   hasSynced(): boolean;
   /**
+   * Calls `handler` when `hasSynced` turns true (not if it already is), so that a waiter need not poll.
+   * Optional: without it, a waiter polls `hasSynced`.
+   */
+  onSynced?(handler: () => void): void;
+  /**
    * Why the cache can no longer be trusted to follow the server (its list or watch has failed for longer
    * than its backoff ceiling allows to recover), or undefined. Optional: a cache without a watch has none.
    */
@@ -210,6 +215,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
   private readonly addHandlers: ((obj: T) => void)[] = [];
   private readonly updateHandlers: ((obj: T, old: T) => void)[] = [];
   private readonly deleteHandlers: ((obj: T) => void)[] = [];
+  private readonly syncedHandlers: (() => void)[] = [];
   private readonly clock: Clock;
   private readonly initialBackoffMs: number;
   private readonly maxBackoffMs: number;
@@ -382,6 +388,10 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     this.deleteHandlers.push(handler);
   }
 
+  onSynced(handler: () => void): void {
+    this.syncedHandlers.push(handler);
+  }
+
   /** The resourceVersion the next watch resumes from ("" means: list first). */
   lastResourceVersion(): string {
     return this.resourceVersion;
@@ -455,6 +465,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
     this.store = next;
     this.relists++;
     this.resourceVersion = list.metadata?.resourceVersion ?? "";
+    const first = !this.synced;
     this.synced = true;
     this.failingSince = undefined;
     for (const [key, old] of previous) {
@@ -464,6 +475,15 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       const old = previous.get(key);
       if (old === undefined) this.emit(this.addHandlers, obj);
       else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emitUpdate(obj, old);
+    }
+    if (first) {
+      for (const handler of this.syncedHandlers) {
+        try {
+          handler();
+        } catch (error) {
+          this.log.error({ err: toError(error) }, "informer handler threw");
+        }
+      }
     }
   }
 
@@ -666,6 +686,15 @@ export function joinSelectors(a: string | undefined, b: string | undefined): str
   return `${a},${b}`;
 }
 
+/**
+ * Gives a composite informer `onSynced`: `handler` runs when the last of `parts` syncs. Only when each part
+ * can tell (a part without `onSynced` leaves the composite's waiters to poll).
+ */
+export function onAllSynced(parts: readonly Informer<unknown>[], synced: () => boolean, handler: () => void): void {
+  if (!parts.every((part) => part.onSynced !== undefined)) return;
+  for (const part of parts) part.onSynced?.(() => (synced() ? handler() : undefined));
+}
+
 /** Several per-namespace informers read as one. */
 export class MultiNamespaceInformer<T> implements Informer<T> {
   constructor(private readonly byNamespace: ReadonlyMap<string, Informer<T>>) {}
@@ -715,6 +744,10 @@ export class MultiNamespaceInformer<T> implements Informer<T> {
 
   onDelete(handler: (obj: T) => void): void {
     for (const informer of this.byNamespace.values()) informer.onDelete(handler);
+  }
+
+  onSynced(handler: () => void): void {
+    onAllSynced([...this.byNamespace.values()], () => this.hasSynced(), handler);
   }
 
   async load(labelSelector?: string): Promise<void> {

@@ -7,7 +7,7 @@
 import type { V1Secret } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { Informer, ObjectWithMeta, Watcher } from "../controller/informer.js";
-import { createInformer } from "../controller/informer.js";
+import { createInformer, onAllSynced } from "../controller/informer.js";
 import { CREDENTIALS_SELECTORS } from "../metrics/credentials.js";
 import type { KubeRest } from "./rest.js";
 
@@ -110,5 +110,9 @@ export class EitherInformer<T extends ObjectWithMeta> implements Informer<T> {
 
   onDelete(handler: (obj: T) => void): void {
     for (const informer of this.informers) informer.onDelete(handler);
+  }
+
+  onSynced(handler: () => void): void {
+    onAllSynced(this.informers, () => this.hasSynced(), handler);
   }
 }
