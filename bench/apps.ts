@@ -2,7 +2,7 @@
  * The work the scale and memory benches share: seed-like CanaryApps created 20 at a time, as a client with 20
  * requests in flight would, and the waits around them, read from the controller's own /metrics.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { CustomObjectsApi, Watch } from "@kubernetes/client-node";
 import type { CanaryApp } from "../src/api/types.js";
 import type { PooledKubeConfig } from "../src/kube/client.js";
@@ -16,6 +16,43 @@ export function cpuSecondsOf(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
   // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command's name; in clock ticks (100/s).
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * The PID of the kube-apiserver on this machine that serves `kubeconfigPath`'s cluster (found by its
+ * --secure-port in /proc), or undefined when there is none (a remote cluster).
+ */
+export function localApiServerPid(kubeconfigPath: string): number | undefined {
+  const port = /"?server"?:\s*"?https:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(kubeconfigPath, "utf8"))?.[1];
+  if (port === undefined) return undefined;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let args: string[];
+    try {
+      args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (args[0]?.endsWith("kube-apiserver") === true && args.includes(`--secure-port=${port}`)) return Number(entry);
+  }
+  return undefined;
+}
+
+/**
+ * Until process `pid` has used less than 10 % of a CPU in each of three seconds in a row (at most 90 s):
+ * how long that took, in seconds.
+ */
+export async function untilQuiet(pid: number): Promise<number> {
+  const started = Date.now();
+  let quietSeconds = 0;
+  let last = cpuSecondsOf(pid);
+  while (quietSeconds < 3 && Date.now() - started < 90_000) {
+    await sleep(1000);
+    const now = cpuSecondsOf(pid);
+    quietSeconds = now - last < 0.1 ? quietSeconds + 1 : 0;
+    last = now;
+  }
+  return Math.round((Date.now() - started) / 1000);
 }
 
 /** A process's resident memory from /proc, in MiB. */

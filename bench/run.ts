@@ -110,8 +110,13 @@ if (runs("scale")) {
         `scale: CPU per new app: controller ${scale.cpuMsPerApp} ms (${scale.reconcilesPerApp} reconciles), floor script ${scale.floor.cpuMsPerApp} ms; controller CPU in ${scale.restWindowSeconds} s at rest: ${scale.cpuSecondsAtRest.toFixed(2)} s`,
       );
       console.log(
-        `scale: warm restart over ${scale.apps} unchanged apps: all reconciled in ${scale.restart.secondsToAllReconciled.toFixed(1)} s, ${scale.restart.writes} writes (${scale.restart.events} Events)`,
+        `scale: ${scale.restart.runs.length} warm restarts over ${scale.apps} unchanged apps (medians): first reconcile ${scale.restart.secondsToFirstReconcile.toFixed(1)} s, all reconciled ${scale.restart.secondsToAllReconciled.toFixed(1)} s, ${scale.restart.writes} writes (${scale.restart.events} Events)`,
       );
+      for (const run of scale.restart.runs) {
+        console.log(
+          `scale:   restart: caches synced ${run.secondsToCachesSynced.toFixed(2)} s, first reconcile ${run.secondsToFirstReconcile.toFixed(2)} s, all ${run.secondsToAllReconciled.toFixed(1)} s; CPU until the first: controller ${run.controllerCpuSeconds.toFixed(2)} s, API server ${run.apiServerCpuSeconds?.toFixed(2) ?? "–"} s (after ${run.secondsWaitedForQuiet} s of waiting for it to rest)`,
+        );
+      }
     } finally {
       await plane.stop();
     }

@@ -16,6 +16,8 @@ export interface ControllerProcess {
   port(): Promise<number>;
   /** A counter or gauge value summed over all label sets, read from /metrics. */
   metric(name: string): Promise<number>;
+  /** The first log line with this message, once printed (waits for it without asking the process anything). */
+  untilLog(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   exited: Promise<number | null>;
   kill(signal: NodeJS.Signals): Promise<number | null>;
 }
@@ -62,6 +64,11 @@ export function spawnController(flags: string[], identity: string): ControllerPr
         .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
         .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
     },
+    untilLog: (msg, timeoutMs = 120_000) =>
+      eventually(`${identity} logging "${msg}"`, () => logs.find((l) => l["msg"] === msg), {
+        timeoutMs,
+        intervalMs: 20,
+      }),
     exited,
     kill: async (signal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
