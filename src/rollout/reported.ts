@@ -2,7 +2,7 @@
  * The status of the two outcomes a plan of the rollout cannot foresee: a spec that cannot be acted on at
  * all, and children the API server rejected. Pure, like the planner: the reconciler only writes them.
  */
-import { stableJson } from "../api/json.js";
+import { jsonEqual } from "../api/json.js";
 import type { CanaryApp, CanaryAppStatus, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
 import type { ConditionUpdate } from "./conditions.js";
@@ -13,7 +13,7 @@ import type { PlannedEvent, WorkloadObservation } from "./types.js";
 
 /** Status equality by content (key order and undefined fields do not matter). */
 export function statusEqual(a: CanaryAppStatus | undefined, b: CanaryAppStatus | undefined): boolean {
-  return stableJson(a ?? {}) === stableJson(b ?? {});
+  return jsonEqual(a ?? {}, b ?? {});
 }
 
 /** What to record for a spec that cannot be acted on: no children are touched. */
