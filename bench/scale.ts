@@ -44,6 +44,8 @@ export interface ScaleResult {
   };
   /** Writes per new app by verb (apply, status, event, ...). */
   writesPerNewAppByVerb: Record<string, number>;
+  /** The requests at rest by verb (get, watch, …): a watch the server ended and the informer renewed is one. */
+  requestsAtRestByVerb: Record<string, number>;
   heapUsedMiB: number;
   restWindowSeconds: number;
   cpuSecondsAtRest: number;
@@ -145,15 +147,20 @@ export async function benchScale(
     const cpuMsPerApp = round(((cpuSecondsOf(pid) - cpuAtStart) * 1000) / apps);
     // Let status writes and their watch events settle before measuring silence.
     const settled = await untilWritesSettle(controller);
-    const requestsSettled = await requests();
-    const byVerb = await writesByVerb(controller);
+    const requestsSettledByVerb = await byVerb(controller, "canaryapp_api_requests_total");
+    const requestsSettled = Object.values(requestsSettledByVerb).reduce((sum, n) => sum + n, 0);
+    const writesVerbs = await byVerb(controller, "canaryapp_api_writes_total");
     const reconcilesPerApp = round(((await reconciles()) - reconcilesAtStart) / apps);
     // CPU and RSS read from /proc, so that no scrape of /metrics (a page per app) falls inside the window.
     const cpuBefore = cpuSecondsOf(pid);
     await sleep(restWindowSeconds * 1000);
     const cpuSecondsAtRest = cpuSecondsOf(pid) - cpuBefore;
     const rssMiB = Math.round(rssMiBOf(pid));
-    const requestsAtRest = (await requests()) - requestsSettled;
+    const requestsAtRestByVerb = difference(
+      await byVerb(controller, "canaryapp_api_requests_total"),
+      requestsSettledByVerb,
+    );
+    const requestsAtRest = Object.values(requestsAtRestByVerb).reduce((sum, n) => sum + n, 0);
     const heapUsedMiB = Math.round((await controller.metric("nodejs_heap_size_used_bytes")) / 2 ** 20);
     await controller.kill("SIGTERM");
     const restart = await warmRestarts(flags, apps, localApiServerPid(kubeconfigPath));
@@ -175,7 +182,10 @@ export async function benchScale(
         secondsToFirstReconcile: { value: round(restart.secondsToFirstReconcile), goal: "≤ 5 s" },
         requestsAtRest: { value: requestsAtRest, goal: "0" },
       },
-      writesPerNewAppByVerb: Object.fromEntries(Object.entries(byVerb).map(([verb, n]) => [verb, round(n / apps, 2)])),
+      requestsAtRestByVerb,
+      writesPerNewAppByVerb: Object.fromEntries(
+        Object.entries(writesVerbs).map(([verb, n]) => [verb, round(n / apps, 2)]),
+      ),
       heapUsedMiB,
       restWindowSeconds,
       cpuSecondsAtRest,
@@ -208,7 +218,7 @@ export function formatScaleTable(result: ScaleResult): string {
       ([name, f]) =>
         `| ${name} | ${f.value} | ${cell(f.floor)} | ${f.ratio === undefined ? "–" : `${f.ratio}×`} | ${f.goal ?? ""} |`,
     ),
-    `writes per new app by verb: ${JSON.stringify(result.writesPerNewAppByVerb)}; heap used ${result.heapUsedMiB} MiB`,
+    `writes per new app by verb: ${JSON.stringify(result.writesPerNewAppByVerb)}; requests at rest by verb: ${JSON.stringify(result.requestsAtRestByVerb)}; heap used ${result.heapUsedMiB} MiB`,
   ];
   return lines.join("\n");
 }
@@ -267,21 +277,30 @@ async function warmRestart(flags: string[], apps: number, apiServerPid: number |
       apiServerCpuSeconds,
       secondsWaitedForQuiet,
       writes: await controller.metric("canaryapp_api_writes_total"),
-      events: (await writesByVerb(controller))["event"] ?? 0,
+      events: (await byVerb(controller, "canaryapp_api_writes_total"))["event"] ?? 0,
     };
   } finally {
     await controller.kill("SIGTERM");
   }
 }
 
-/** canaryapp_api_writes_total summed by verb. */
-async function writesByVerb(controller: ControllerProcess): Promise<Record<string, number>> {
+/** A counter family of the controller's /metrics summed by its `verb` label. */
+async function byVerb(controller: ControllerProcess, family: string): Promise<Record<string, number>> {
   const text = await (await fetch(`http://127.0.0.1:${await controller.port()}/metrics`)).text();
-  const byVerb: Record<string, number> = {};
+  const sums: Record<string, number> = {};
   for (const line of text.split("\n")) {
-    if (!line.startsWith("canaryapp_api_writes_total{")) continue;
+    if (!line.startsWith(`${family}{`)) continue;
     const verb = /verb="([^"]*)"/.exec(line)?.[1] ?? "";
-    byVerb[verb] = (byVerb[verb] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
+    sums[verb] = (sums[verb] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
   }
-  return byVerb;
+  return sums;
+}
+
+/** `after` less `before`, by key, leaving out keys that did not change. */
+function difference(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([key, n]): [string, number] => [key, n - (before[key] ?? 0)])
+      .filter(([, n]) => n !== 0),
+  );
 }

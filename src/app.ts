@@ -83,7 +83,7 @@ export function startController({
 }: StartOptions): RunningController {
   // Requests and watches share this client's one connection pool.
   const api = KubeRest.connect(config.kubeconfig, undefined, {
-    ...(metrics !== undefined && { onRequest: () => metrics.countApiRequest() }),
+    ...(metrics !== undefined && { onRequest: (verb) => metrics.countApiRequest(verb) }),
   });
   const sharded = config.leaderElection.enabled && config.shards > 1;
   // Sharded, each cache keeps only the objects of the apps in the shares this replica holds (ADR 0016):

@@ -98,12 +98,15 @@ function apiError(
   });
 }
 
+/** What a request was, as counted: a watch, or its HTTP method (a list is a `get`). */
+export type RequestVerb = "get" | "watch" | "post" | "put" | "patch" | "delete";
+
 export interface KubeRestOptions {
   requestTimeoutMs?: number;
   /** A watch that stays silent this long is ended with a TimeoutError (see streamWatch). */
   watchInactivityTimeoutMs?: number;
   /** Told of every request sent, watches included (the controller counts them as a metric). */
-  onRequest?: () => void;
+  onRequest?: (verb: RequestVerb) => void;
 }
 
 /**
@@ -115,7 +118,7 @@ export class KubeRest implements Watcher {
   readonly #endpoint: Promise<ApiEndpoint>;
   readonly #requestTimeoutMs: number;
   readonly #watchInactivityTimeoutMs: number;
-  readonly #onRequest: (() => void) | undefined;
+  readonly #onRequest: ((verb: RequestVerb) => void) | undefined;
   #agent: HttpAgent | undefined;
 
   constructor(endpoint: ApiEndpoint | Promise<ApiEndpoint>, options: KubeRestOptions = {}) {
@@ -298,7 +301,9 @@ export class KubeRest implements Watcher {
     const https = url.protocol === "https:";
     const agent = (this.#agent ??= this.#newAgent(endpoint, https));
     const send = https ? nodeHttps.request : nodeHttp.request;
-    this.#onRequest?.();
+    this.#onRequest?.(
+      method === "GET" && /[?&]watch=true(&|$)/.test(target) ? "watch" : (method.toLowerCase() as RequestVerb),
+    );
     return await new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(url, { method, headers: { ...headers, ...auth }, agent, ...(signal ? { signal } : {}) });
       req.on("response", resolve);

@@ -144,9 +144,12 @@ describe("ControllerMetrics for the dashboard", () => {
     m.setAnalysis("shop", "web", [{ name: "errors", value: 0, max: 0, passed: true, reason: "ok" }]);
     m.setFailedImages("shop", "web", [{ image: "app:v3", reason: "AnalysisFailed" }]);
     m.observeApiRequest("Deployment", "apply", 0.02, true);
-    m.countApiRequest();
-    m.countApiRequest();
-    assert.ok((await samples(m, "canaryapp_api_requests_total")).includes("canaryapp_api_requests_total 2"));
+    m.countApiRequest("get");
+    m.countApiRequest("get");
+    m.countApiRequest("watch");
+    const requests = await samples(m, "canaryapp_api_requests_total");
+    assert.ok(requests.includes('canaryapp_api_requests_total{verb="get"} 2'), requests.join("\n"));
+    assert.ok(requests.includes('canaryapp_api_requests_total{verb="watch"} 1'), requests.join("\n"));
     assert.ok(
       (await samples(m, "canaryapp_step_duration_seconds_count")).includes(
         'canaryapp_step_duration_seconds_count{namespace="shop",name="web"} 1',
@@ -216,7 +219,7 @@ describe("ControllerMetrics exposition", () => {
       m.observeStep("shop", name, 3);
       m.setFailedImages("shop", name, [{ image: "app:v0", reason: "AnalysisFailed" }]);
     }
-    m.countApiRequest();
+    m.countApiRequest("get");
     // prom-client's process metrics spell NaN "Nan", which Prometheus reads as well.
     const typed: string[] = [];
     let current: string | undefined;

@@ -71,7 +71,8 @@ export class ControllerMetrics {
     });
     this.apiRequests = new Counter({
       name: "canaryapp_api_requests_total",
-      help: "Every request the controller sent to the API server (reads, lists, watches, writes, Events, the Lease).",
+      help: "Every request the controller sent to the API server (reads, lists, watches, writes, Events, the Lease), by verb (get, watch, post, put, patch, delete; a list is a get).",
+      labelNames: ["verb"],
       registers,
     });
     const isLeader = (): boolean => this.leaderSource();
@@ -193,8 +194,8 @@ export class ControllerMetrics {
   }
 
   /** One request of any kind (read, list, watch, write, Event, Lease) went to the API server. */
-  countApiRequest(): void {
-    this.apiRequests.inc();
+  countApiRequest(verb: string): void {
+    this.apiRequests.inc({ verb });
   }
 
   /** One request to the API server took `seconds`. */
