@@ -130,6 +130,20 @@ describe("Controller", () => {
     await s.running;
   });
 
+  test("the queue runs empty once every worker's reconcile is counted, however the reconciles interleave", async () => {
+    const s = setup(ok, { workers: 4, parents: [thing("a"), thing("b"), thing("c")] });
+    await start(s);
+    await flush();
+    assert.equal(s.calls.length, 3);
+    const caughtUp = s.lines.filter((l) => l["msg"] === "caught up: the queue ran empty");
+    assert.deepEqual(
+      caughtUp.map((l) => l["reconciles"]),
+      [3],
+    );
+    await s.controller.stop();
+    await s.running;
+  });
+
   test("children are keyed to their parent; a burst of events costs one reconcile", async () => {
     const s = setup(ok);
     s.children.synced = false;

@@ -252,7 +252,6 @@ export class Controller {
       const key = await this.queue.get();
       if (key === undefined) return;
       await this.process(key);
-      this.logStartUp(key);
       // A reconcile with nothing to write (a restart over thousands of settled apps) resolves in microtasks
       // alone: back to back, they would keep the event loop from probes, watch events and lease renewals
       // until the queue is empty. So a worker lets the loop turn after each slice of work.
@@ -266,7 +265,8 @@ export class Controller {
   /**
    * Logs, once each, how long after the caches synced the first reconcile ended and the queue first ran empty
    * (every key queued by the initial lists reconciled once): how soon a restarted controller acts, and when it
-   * has caught up.
+   * has caught up. Called as the queue is told a key is done, so that the count and the queue's state move
+   * together however the workers' reconciles interleave.
    */
   private logStartUp(key: string): void {
     if (this.caughtUpLogged || this.syncedAt === undefined) return;
@@ -314,6 +314,7 @@ export class Controller {
     } finally {
       this.inFlightSince.delete(key);
       this.queue.done(key);
+      this.logStartUp(key);
     }
     try {
       this.options.hooks?.reconciled?.({ key, durationMs: this.clock.now() - started, outcome });
