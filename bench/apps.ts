@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { CustomObjectsApi, Watch } from "@kubernetes/client-node";
 import type { CanaryApp } from "../src/api/types.js";
-import type { PooledKubeConfig } from "../src/kube/client.js";
+import { loadKubeConfig, type PooledKubeConfig } from "../src/kube/client.js";
 import { canaryApps } from "../test/support/kube.js";
 import type { ControllerProcess } from "../test/support/process.js";
 
@@ -23,8 +23,9 @@ export function cpuSecondsOf(pid: number): number {
  * --secure-port in /proc), or undefined when there is none (a remote cluster).
  */
 export function localApiServerPid(kubeconfigPath: string): number | undefined {
-  const port = /"?server"?:\s*"?https:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(kubeconfigPath, "utf8"))?.[1];
-  if (port === undefined) return undefined;
+  const server = new URL(loadKubeConfig(kubeconfigPath).getCurrentCluster()?.server ?? "https://unknown");
+  if (server.hostname !== "127.0.0.1" || server.port === "") return undefined;
+  const port = server.port;
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     let args: string[];
