@@ -59,4 +59,20 @@ describe("loadConfig", () => {
       );
     });
   }
+
+  test("--allowed-hosts and --allowed-gateways: lists, checked, empty by default", () => {
+    const none = loadConfig([], {});
+    assert.deepEqual([none.allowedHosts, none.allowedGateways], [[], []]);
+    const some = loadConfig(
+      ["--allowed-hosts=*.example.com, api.example.org", "--allowed-gateways=istio-system/*"],
+      {},
+    );
+    assert.deepEqual(some.allowedHosts, ["*.example.com", "api.example.org"]);
+    assert.deepEqual(some.allowedGateways, ["istio-system/*"]);
+    assert.deepEqual(loadConfig([], { ALLOWED_GATEWAYS: "istio-system/public-gw" }).allowedGateways, [
+      "istio-system/public-gw",
+    ]);
+    assert.throws(() => loadConfig(["--allowed-hosts=https://x"], {}), /--allowed-hosts: "https:\/\/x"/);
+    assert.throws(() => loadConfig(["--allowed-gateways=public-gw"], {}), /--allowed-gateways: "public-gw"/);
+  });
 });

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { controllerUrlPolicy, DEFAULT_URL_POLICY, UrlPolicyError } from "./metrics/url-policy.js";
+import { parseRoutePolicy, RoutePolicyError } from "./router/host-policy.js";
 
 /** The controller's configuration, from flags (`--name=value` or `--name value`) over environment variables. */
 /** CanaryApps reconciled at once when --workers is not given (ADR 0018). */
@@ -25,6 +26,17 @@ export interface Config {
   prometheusURLPolicy: string[] | undefined;
   /** A generic JSON receiver told about every app's tests (besides each app's own notifications). */
   notificationURL: string | undefined;
+  /**
+   * Where apps' webhooks and notifications may be POSTed (metrics/url-policy.ts entries); undefined means the
+   * default: Services of the app's own namespace only.
+   */
+  webhookURLPolicy: string[] | undefined;
+  /** Whether a credential may be sent over plain http (default false: https only). */
+  allowPlainHttpCredentials: boolean;
+  /** Hosts an app's route may answer for besides its own namespace's Services (router/host-policy.ts). */
+  allowedHosts: string[];
+  /** Gateways (`namespace/name` or `namespace/*`) an app's route may attach to besides the mesh. */
+  allowedGateways: string[];
   logLevel: string;
 }
 
@@ -86,6 +98,26 @@ export const OPTIONS = {
     env: "NOTIFICATION_URL",
     help: "a generic JSON webhook told when any app's test starts, is promoted or rolled back (default: none)",
   },
+  webhookURLPolicy: {
+    flag: "webhook-url-policy",
+    env: "WEBHOOK_URL_POLICY",
+    help: "where apps' webhooks and notifications may be POSTed: URL prefixes, hosts, *.suffix, or * (default: Services of the app's own namespace)",
+  },
+  allowPlainHttpCredentials: {
+    flag: "allow-plain-http-credentials",
+    env: "ALLOW_PLAIN_HTTP_CREDENTIALS",
+    help: "send credentials over plain http too (default false: https only)",
+  },
+  allowedHosts: {
+    flag: "allowed-hosts",
+    env: "ALLOWED_HOSTS",
+    help: "hosts an app's route may answer for besides its namespace's Services: names, *.suffix, or * (default: none)",
+  },
+  allowedGateways: {
+    flag: "allowed-gateways",
+    env: "ALLOWED_GATEWAYS",
+    help: "gateways an app's route may attach to besides mesh: namespace/name or namespace/* (default: none)",
+  },
   logLevel: { flag: "log-level", env: "LOG_LEVEL", help: "trace, debug, info, warn, error (default info)" },
 } as const satisfies Record<string, Option>;
 
@@ -142,13 +174,19 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     defaultPrometheusURL: prometheusURL,
     prometheusURLPolicy,
     notificationURL,
+    webhookURLPolicy: list(read(OPTIONS.webhookURLPolicy)),
+    allowPlainHttpCredentials: boolean(
+      read(OPTIONS.allowPlainHttpCredentials) ?? "false",
+      OPTIONS.allowPlainHttpCredentials,
+    ),
+    ...routeAllowances(list(read(OPTIONS.allowedHosts)) ?? [], list(read(OPTIONS.allowedGateways)) ?? []),
     logLevel,
   };
 }
 
 /** The usage text printed by --help. */
 export function usage(): string {
-  const lines = Object.values(OPTIONS).map((o: Option) => `  --${o.flag.padEnd(16)} $${o.env.padEnd(17)} ${o.help}`);
+  const lines = Object.values(OPTIONS).map((o: Option) => `  --${o.flag.padEnd(28)} $${o.env.padEnd(28)} ${o.help}`);
   return ["Usage: canaryapp [flags]", "", ...lines].join("\n");
 }
 
@@ -171,6 +209,32 @@ function parseFlags(argv: string[]): Map<string, string> {
     flags.set(flag, value ?? "");
   }
   return flags;
+}
+
+/** The route flags, checked: an entry not understood names its flag. */
+function routeAllowances(hosts: string[], gateways: string[]): { allowedHosts: string[]; allowedGateways: string[] } {
+  try {
+    parseRoutePolicy(hosts, []);
+  } catch (err) {
+    if (err instanceof RoutePolicyError) throw new ConfigError(`--${OPTIONS.allowedHosts.flag}: ${err.message}`);
+    throw err;
+  }
+  try {
+    parseRoutePolicy([], gateways);
+  } catch (err) {
+    if (err instanceof RoutePolicyError) throw new ConfigError(`--${OPTIONS.allowedGateways.flag}: ${err.message}`);
+    throw err;
+  }
+  return { allowedHosts: hosts, allowedGateways: gateways };
+}
+
+/** A comma-separated list, its entries trimmed and empty ones dropped; undefined when not given. */
+function list(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  return text
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -6,7 +6,7 @@ import { appRef, childNames } from "../api/meta.js";
 import { objectKey, splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import { desiredChildren, withMetadataLabels, type ChildObject } from "../resources/children.js";
-import { takeOverRefusal } from "../resources/ownership.js";
+import { nameClash, ownedByAnotherApp, takeOverRefusal, type ExistingObject } from "../resources/ownership.js";
 import { alreadyApplied, APPLIED_HASH_ANNOTATION, withAppliedHash } from "../resources/compare.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { WorkloadTarget } from "../workload/workload.js";
@@ -52,6 +52,11 @@ export interface ReconcilerDeps {
   childLabels?: (app: CanaryApp) => Readonly<Record<string, string>>;
   /** Why the app's Prometheus may not be queried (its Secret or URL is refused); checked before each plan. */
   vetPrometheus?: (app: CanaryApp) => { reason: string; message: string } | undefined;
+  /**
+   * Why nothing of the app may be written (its route answers for a host or attaches to a gateway the operator
+   * does not allow); checked before each plan, before any child is touched.
+   */
+  vetRoute?: (app: CanaryApp) => { reason: string; message: string } | undefined;
 }
 
 /**
@@ -116,12 +121,14 @@ export class CanaryReconciler {
     const log = this.deps.log.child({ canaryapp: key, generation: app.metadata.generation });
     const now = new Date(this.deps.clock.now());
     const refused = this.deps.vetPrometheus?.(app);
+    const specRefused = nameClash(app, this.appNamed(app)) ?? this.deps.vetRoute?.(app);
     const ports = appPorts(app, this.deps);
     const planning = startPlan({
       app,
       observed: {
         ...observe(app, this.deps.caches, ports.router, ports.workload),
         ...(refused && { analysisRefused: refused }),
+        ...(specRefused && { specRefused }),
       },
       now,
     });
@@ -158,6 +165,12 @@ export class CanaryReconciler {
       return this.finish(app, rejection.reason === "ChildNotOwned" ? NOT_OWNED_RECHECK_SECONDS : undefined);
     }
     return this.finish(app, plan.requeueAfterSeconds);
+  }
+
+  /** Finds a CanaryApp of `app`'s namespace by name, in the cache. */
+  private appNamed(app: CanaryApp): (name: string) => CanaryApp | undefined {
+    const namespace = app.metadata.namespace ?? "";
+    return (name) => this.deps.caches.canaryApps.get(namespace, name);
   }
 
   /** A copy of the cached app to reconcile, or undefined when there is nothing to do. */
@@ -376,6 +389,12 @@ export class CanaryReconciler {
       const hashed = withAppliedHash(child);
       const existing = childCache(this.deps.caches, child.kind).get(child.metadata.namespace, child.metadata.name);
       if (alreadyApplied(hashed, existing)) continue;
+      // The caches hold every object carrying the controller's label, other apps' children too.
+      const taken =
+        existing === undefined
+          ? undefined
+          : ownedByAnotherApp({ ...(existing as ExistingObject), kind: child.kind }, app, this.appNamed(app));
+      if (taken !== undefined) throw new ChildNotOwnedError(taken);
       const ref = { kind: child.kind, namespace: child.metadata.namespace, name: child.metadata.name };
       const hash = hashed.metadata.annotations?.[APPLIED_HASH_ANNOTATION] ?? "";
       if (this.#ahead.appliedUnseen(ref, hash)) continue;

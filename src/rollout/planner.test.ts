@@ -15,6 +15,8 @@ import {
   testing,
   type Scenario,
 } from "./fixtures.test-helpers.js";
+import { seedApp } from "../resources/fixtures.test-helpers.js";
+import { startPlan } from "./planner.js";
 
 const healthy = { primaryImage: V1, weights: routed(0) };
 
@@ -254,5 +256,62 @@ describe("invalid spec", () => {
   test("a valid spec says so", () => {
     const p = runPlan({ image: V1, status: healthy });
     assert.equal(condition(p, "InvalidSpec")?.status, "False");
+  });
+});
+
+describe("a spec refused before any write (a host or gateway not allowed, a name an earlier app owns)", () => {
+  const refused = { reason: "HostNotAllowed", message: 'spec.service.hosts[0] "payments.billing" is not allowed' };
+  const app = seedApp();
+  app.status = { phase: "Healthy", primaryImage: V1, weights: routed(0) };
+
+  test("the plan is invalid: the refusal is the InvalidSpec condition with its reason, and one Warning", () => {
+    const planning = startPlan({
+      app,
+      observed: { primary: deployment(V1, true, 3), secondary: null, routedWeights: routed(0), specRefused: refused },
+      now: new Date(iso(0)),
+    });
+    assert.equal(planning.kind, "invalid");
+    if (planning.kind !== "invalid") return;
+    assert.equal(planning.plan.status.phase, "Invalid");
+    const invalid = planning.plan.status.conditions?.find((c) => c.type === "InvalidSpec");
+    assert.deepEqual([invalid?.status, invalid?.reason, invalid?.message], ["True", refused.reason, refused.message]);
+    assert.deepEqual(planning.plan.events, [{ type: "Warning", reason: "HostNotAllowed", message: refused.message }]);
+  });
+
+  test("planned again on its own status: nothing new to write or say", () => {
+    const first = startPlan({
+      app,
+      observed: { primary: null, secondary: null, routedWeights: null, specRefused: refused },
+      now: new Date(iso(0)),
+    });
+    assert.equal(first.kind, "invalid");
+    if (first.kind !== "invalid") return;
+    const again = startPlan({
+      app: { ...app, status: first.plan.status },
+      observed: { primary: null, secondary: null, routedWeights: null, specRefused: refused },
+      now: new Date(iso(5)),
+    });
+    assert.equal(again.kind, "invalid");
+    if (again.kind !== "invalid") return;
+    assert.deepEqual(again.plan.events, []);
+    assert.deepEqual(again.plan.status, first.plan.status);
+  });
+
+  test("once the refusal is gone, the app is planned as usual and InvalidSpec turns False", () => {
+    const first = startPlan({
+      app,
+      observed: { primary: null, secondary: null, routedWeights: null, specRefused: refused },
+      now: new Date(iso(0)),
+    });
+    if (first.kind !== "invalid") return assert.fail("invalid expected");
+    const later = startPlan({
+      app: { ...app, status: first.plan.status },
+      observed: { primary: deployment(V1, true, 3), secondary: null, routedWeights: routed(0) },
+      now: new Date(iso(5)),
+    });
+    assert.equal(later.kind, "ready");
+    if (later.kind !== "ready") return;
+    assert.equal(later.plan.status.conditions?.find((c) => c.type === "InvalidSpec")?.status, "False");
+    assert.notEqual(later.plan.status.phase, "Invalid");
   });
 });

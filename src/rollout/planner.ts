@@ -76,6 +76,10 @@ export type Planning =
 
 /** Plans a reconcile (see `Planning`). Pure, as `plan`. */
 export function startPlan({ app, observed, now }: ReconcileInput): Planning {
+  const refused = observed.specRefused;
+  if (refused !== undefined) {
+    return { kind: "invalid", plan: invalidSpecPlan(app, refused.message, now, refused.reason) };
+  }
   try {
     const spec = withDefaults(app.spec);
     const first = evaluate({ app, spec, observed, now });

@@ -24,10 +24,10 @@ export interface InvalidSpecPlan {
 }
 
 /** Shows the problem on the object (condition, phase, one Event per new message); the spec's next change reconciles again. */
-export function invalidSpecPlan(app: CanaryApp, message: string, now: Date): InvalidSpecPlan {
+export function invalidSpecPlan(app: CanaryApp, message: string, now: Date, reason = "InvalidSpec"): InvalidSpecPlan {
   const previous = app.status ?? {};
   const generation = app.metadata.generation === undefined ? {} : { observedGeneration: app.metadata.generation };
-  const condition = { type: CONDITION.InvalidSpec, status: "True" as const, reason: "InvalidSpec", message };
+  const condition = { type: CONDITION.InvalidSpec, status: "True" as const, reason, message };
   const status: CanaryAppStatus = {
     ...previous,
     phase: "Invalid",
@@ -36,7 +36,7 @@ export function invalidSpecPlan(app: CanaryApp, message: string, now: Date): Inv
     ...generation,
   };
   if (statusEqual(previous, status)) return { status: previous, events: [] };
-  return { status, events: [{ type: "Warning", reason: "InvalidSpec", message }] };
+  return { status, events: [{ type: "Warning", reason, message }] };
 }
 
 /** The condition a rejected child sets, and that clears once every child applies again. */

@@ -73,6 +73,11 @@ export interface Observation {
    */
   analysisRefused?: { reason: string; message: string };
   /**
+   * Why nothing of this app may be written at all (its route would answer for another team's host, an
+   * earlier app owns a name its children need): the spec is shown as not acted on, and no child is touched.
+   */
+  specRefused?: { reason: string; message: string };
+  /**
    * Present only when the planner asked for a gate (`gateWanted`) and the reconciler called its webhooks:
    * one result a webhook of that type, in the spec's order.
    */
