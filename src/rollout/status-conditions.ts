@@ -50,6 +50,15 @@ export function readyCondition(
       ...gen,
     };
   }
+  if (!primary.available && primary.podsRefused !== undefined) {
+    return {
+      type: CONDITION.Ready,
+      status: "False",
+      reason: "PodsRefused",
+      message: `the primary's pods cannot be created: ${primary.podsRefused}`,
+      ...gen,
+    };
+  }
   return primary.available
     ? {
         type: CONDITION.Ready,

@@ -29,6 +29,11 @@ export interface WorkloadObservation {
    * observedGeneration < generation), as during a scale. `spec.scaling: weighted` sizes traffic by it.
    */
   currentAvailable?: number;
+  /**
+   * Why the workload's controller cannot create its pods (a Deployment's ReplicaFailure condition: Pod
+   * Security admission, a quota, a ServiceAccount that does not exist), as it says it; absent otherwise.
+   */
+  podsRefused?: string;
 }
 
 export interface Weights {

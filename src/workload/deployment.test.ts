@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { observeDeployment } from "./deployment.js";
+import { readyCondition } from "../rollout/status-conditions.js";
 
 const deployment = (status: Record<string, number>, generation = 2, replicas = 2) => ({
   metadata: { generation },
@@ -76,4 +77,38 @@ describe("observeDeployment: available pods of the current template (spec.scalin
   for (const [name, input, expected] of cases) {
     test(name, () => assert.equal(observeDeployment(input)?.currentAvailable, expected));
   }
+});
+
+describe("observeDeployment: pods the cluster refuses to create", () => {
+  const refusedBy = (message: string, available: number) => ({
+    metadata: { generation: 2 },
+    spec: { replicas: 2, template: { spec: { containers: [{ name: "app", image: "web:v1" }] } } },
+    status: {
+      observedGeneration: 2,
+      replicas: available,
+      updatedReplicas: available,
+      availableReplicas: available,
+      conditions: [
+        { type: "Available", status: "False" },
+        { type: "ReplicaFailure", status: "True", reason: "FailedCreate", message },
+      ],
+    },
+  });
+  const psa = 'pods "web-primary-7d9f-x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true';
+
+  test("ReplicaFailure (Pod Security admission, a quota) is carried as it is said", () => {
+    assert.equal(observeDeployment(refusedBy(psa, 0))?.podsRefused, psa);
+  });
+  test("and cut to a bounded length", () => {
+    assert.equal(observeDeployment(refusedBy("x".repeat(5000), 0))?.podsRefused?.length, 512);
+  });
+  test("not once the Deployment is available", () => {
+    assert.equal(observeDeployment(refusedBy(psa, 2))?.podsRefused, undefined);
+  });
+  test("Ready says why the primary is not available", () => {
+    const primary = observeDeployment(refusedBy(psa, 0));
+    const ready = readyCondition(primary, 2);
+    assert.deepEqual([ready.status, ready.reason], ["False", "PodsRefused"]);
+    assert.match(ready.message, /the primary's pods cannot be created: pods .* violates PodSecurity/);
+  });
 });

@@ -115,8 +115,12 @@ interface DeploymentLike {
     updatedReplicas?: number;
     availableReplicas?: number;
     readyReplicas?: number;
+    conditions?: { type?: string; status?: string; message?: string }[];
   };
 }
+
+/** The longest refusal message carried into status: the API server's text, cut. */
+const REFUSAL_MAX_CHARS = 512;
 
 /**
  * A Deployment counts as available only when the controller-manager has seen its latest template and
@@ -138,6 +142,9 @@ export function observeDeployment(object: unknown): WorkloadObservation | null {
   const revision = deployment.metadata?.annotations?.[REVISION_ANNOTATION];
   const caughtUp = (status.observedGeneration ?? 0) >= (deployment.metadata?.generation ?? 1);
   const oldPods = Math.max(0, (status.replicas ?? 0) - (status.updatedReplicas ?? 0));
+  // The Deployment controller copies its ReplicaSet's ReplicaFailure here when a pod create is refused.
+  const failure = status.conditions?.find((c) => c.type === "ReplicaFailure" && c.status === "True");
+  const refused = failure === undefined ? undefined : (failure.message ?? "").slice(0, REFUSAL_MAX_CHARS);
   return {
     image,
     replicas,
@@ -145,6 +152,7 @@ export function observeDeployment(object: unknown): WorkloadObservation | null {
     readyReplicas: status.readyReplicas ?? 0,
     ...(revision !== undefined ? { revision } : {}),
     ...(caughtUp ? { currentAvailable: Math.max(0, (status.availableReplicas ?? 0) - oldPods) } : {}),
+    ...(refused !== undefined && !available ? { podsRefused: refused } : {}),
   };
 }
 
