@@ -116,8 +116,14 @@ describe("nameClash: may an app write children under the names it needs?", () =>
 
 describe("ownedByAnotherApp: may a cached child (it carries our label) be written by this app?", () => {
   const app = seedApp();
-  const other: AppIdentity = { metadata: { name: "other", uid: "uid-other" } };
-  const lookup = (name: string) => (name === "other" ? other : undefined);
+  app.metadata.creationTimestamp = "2026-01-01T00:01:00Z" as unknown as Date;
+  const other: AppIdentity = {
+    metadata: { name: "other", uid: "uid-other", creationTimestamp: "2026-01-01T00:00:00Z" },
+  };
+  const later: AppIdentity = {
+    metadata: { name: "later", uid: "uid-later", creationTimestamp: "2026-01-01T00:02:00Z" },
+  };
+  const lookup = (name: string) => [other, later].find((a) => a.metadata.name === name);
   const child = (ref: { uid: string; name: string; kind?: string } | undefined): ExistingObject => ({
     kind: "Service",
     metadata: {
@@ -142,6 +148,11 @@ describe("ownedByAnotherApp: may a cached child (it carries our label) be writte
     {
       name: "an app of that name exists, but another one than the owner (created again)",
       existing: child({ uid: "uid-other-before", name: "other" }),
+      refused: false,
+    },
+    {
+      name: "a child of a later app, written before the two apps' caches showed each other",
+      existing: child({ uid: "uid-later", name: "later" }),
       refused: false,
     },
     { name: "no owner at all", existing: child(undefined), refused: false },

@@ -107,8 +107,10 @@ export function nameClash(app: CanaryApp, lookup: (name: string) => AppIdentity 
 
 /**
  * Why a child that the caches hold (it carries the controller's label) may not be written by `app`: it is
- * controlled by another CanaryApp that still exists. A child of an earlier app of the same name (deleted
- * and created again, its children not yet collected) is the app's own to take.
+ * controlled by another CanaryApp that still exists and was created earlier (the name is that app's, as
+ * `nameClash` says). A child of an earlier app of the same name (deleted and created again, its children not
+ * yet collected) is the app's own to take, and so is one that a later app wrote before either app's cache
+ * showed the other (that app is refused now, and leaves the name to this one).
  */
 export function ownedByAnotherApp(
   existing: ExistingObject,
@@ -121,7 +123,7 @@ export function ownedByAnotherApp(
     return undefined;
   }
   const owner = controller.name === undefined ? undefined : lookup(controller.name);
-  if (owner === undefined || owner.metadata.uid !== controller.uid) return undefined;
+  if (owner === undefined || owner.metadata.uid !== controller.uid || !earlier(owner, app)) return undefined;
   return (
     `${existing.kind ?? "object"} ${meta.namespace ?? ""}/${meta.name ?? ""} belongs to CanaryApp ` +
     `${controller.name ?? ""}, so it is left unchanged; this app may not take another app's children`
