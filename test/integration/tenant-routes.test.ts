@@ -167,15 +167,15 @@ describe("tenant boundary: hosts, gateways and names", () => {
         "none of web-primary's own children",
       );
       const web = await apps.get("web");
-      assert.notEqual(web.status?.phase, "Invalid");
+      assert.notEqual(web.status?.conditions?.find((c) => c.type === "InvalidSpec")?.reason, "NameTaken");
 
       // web removed: its names are free, and web-primary is judged again without any change of its own. (This
       // API server runs no garbage collector: web's children stay behind, owned by an app that is gone, and
       // web-primary takes the one it needs.)
       await apps.delete("web");
-      await eventually("web-primary no longer refused", async () => {
+      await eventually("web-primary no longer refused for its name", async () => {
         const c = (await apps.get("web-primary")).status?.conditions?.find((x) => x.type === "InvalidSpec");
-        return c?.status === "False" ? c : undefined;
+        return c?.reason !== "NameTaken" ? true : undefined;
       });
       const taken = await eventually("Service web-primary selecting web-primary's own primary", async () => {
         const s = await core.readNamespacedService({ namespace: strict, name: "web-primary" });
