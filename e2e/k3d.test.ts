@@ -113,12 +113,17 @@ describe("e2e/k3d: the path for users with Docker", () => {
     console.log(`# ${stdout.split("\n").find((l) => l.startsWith("version")) ?? "shellcheck"}: no findings`);
   });
 
-  test("up.sh applies config/default, e2e/k3d/manifests/, e2e/k3d/sample and Istio's Prometheus addon, nothing else", async () => {
+  test("up.sh applies e2e/k3d/controller, e2e/k3d/manifests/, e2e/k3d/sample and Istio's Prometheus addon, nothing else", async () => {
     const up = await readFile(join(k3dDir, "up.sh"), "utf8");
     const applied = [...up.matchAll(/^\s*(?:run )?kubectl (?:kustomize (\S+) \| kubectl apply|apply -f (\S+))/gm)].map(
       (m) => m[1] ?? m[2],
     );
-    assert.deepEqual(applied.sort(), ['"$PROMETHEUS_ADDON"', "config/default", "e2e/k3d/manifests/", "e2e/k3d/sample"]);
+    assert.deepEqual(applied.sort(), [
+      '"$PROMETHEUS_ADDON"',
+      "e2e/k3d/controller",
+      "e2e/k3d/manifests/",
+      "e2e/k3d/sample",
+    ]);
     const story = await readFile(join(k3dDir, "story.sh"), "utf8");
     assert.doesNotMatch(story, /kubectl (apply|create|replace)/, "story.sh changes the app only with kubectl patch");
   });
@@ -162,13 +167,28 @@ describe("e2e/k3d: the path for users with Docker", () => {
     assert.equal(sample.spec.prometheusQuery, seed.spec.prometheusQuery);
     assert.match(sample.spec.prometheusQuery ?? "", /\[\{\{stepWindow\}\}\]/);
 
-    const system = loadAllYaml(await kubectl.run(["kustomize", join(repoRoot, "config", "default")])) as Manifest[];
+    const system = loadAllYaml(await kubectl.run(["kustomize", join(k3dDir, "controller")])) as Manifest[];
+    // The sample's host and Gateway are allowed, in the controller's flags and the admission policy alike.
+    const policy = system.find((o) => o.kind === "ValidatingAdmissionPolicy") as
+      { spec: { variables: { name: string; expression: string }[] } } | undefined;
+    assert.deepEqual(
+      policy?.spec.variables.slice(0, 2).map((v) => [v.name, v.expression]),
+      [
+        ["allowedHostsText", `'${s["APP_HOST"] ?? ""}'`],
+        ["allowedGatewaysText", `'${gateway.metadata.namespace}/${gateway.metadata.name}'`],
+      ],
+    );
     const deployment = system.find((o) => o.kind === "Deployment") as
       | { spec: { template: { spec: { containers: { image: string; env?: { name: string; value?: string }[] }[] } } } }
       | undefined;
     const container = deployment?.spec.template.spec.containers[0];
     assert.ok(container);
     assert.equal(container.image, s["CONTROLLER_IMAGE"], "up.sh builds and imports the image config/default runs");
+    assert.equal(container.env?.find((e) => e.name === "ALLOWED_HOSTS")?.value, s["APP_HOST"]);
+    assert.equal(
+      container.env?.find((e) => e.name === "ALLOWED_GATEWAYS")?.value,
+      `${gateway.metadata.namespace}/${gateway.metadata.name}`,
+    );
     assert.equal(
       container.env?.find((e) => e.name === "PROMETHEUS_URL")?.value,
       seed.spec.prometheusURL,
@@ -182,7 +202,7 @@ describe("e2e/k3d: the path for users with Docker", () => {
     for (const name of ["canaryapp-system", s["NAMESPACE"] ?? "", "istio-system"]) await ensureNamespace(name);
 
     const checks = [
-      "kubectl kustomize config/default | kubectl apply --server-side --dry-run=server -f -",
+      "kubectl kustomize e2e/k3d/controller | kubectl apply --server-side --dry-run=server -f -",
       "kubectl apply --dry-run=server -f e2e/k3d/manifests/",
       "kubectl kustomize e2e/k3d/sample | kubectl apply --dry-run=server -f -",
     ];
@@ -193,7 +213,7 @@ describe("e2e/k3d: the path for users with Docker", () => {
       for (const line of lines) assert.match(line, /\(server dry run\)$/, `${command}:\n${output}`);
       objects += lines.length;
     }
-    assert.equal(objects, 8 + 2 + 1, "config/default's 8 objects, the namespace and Gateway, the CanaryApp");
+    assert.equal(objects, 10 + 2 + 1, "config/default's 10 objects, the namespace and Gateway, the CanaryApp");
     console.log(`# ${objects} objects accepted by the API server (dry run)`);
 
     // The API server's validation is really applied: the sample with a bad field is refused.

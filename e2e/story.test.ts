@@ -123,6 +123,8 @@ describe("config/default", () => {
       "Role/canaryapp-leader-election",
       "RoleBinding/canaryapp-leader-election",
       "ServiceAccount/canaryapp-controller",
+      "ValidatingAdmissionPolicy/canaryapp-tenancy",
+      "ValidatingAdmissionPolicyBinding/canaryapp-tenancy",
     ]);
 
     await notTerminating(kc, SYSTEM_NAMESPACE);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates a k3d cluster with Istio (demo profile) and its Prometheus addon, builds the controller and the
-# sample app (v1, v2, v3) with Docker, imports the images, installs the controller with config/default, and
-# deploys the sample CanaryApp at v1 behind Istio's ingress gateway on http://localhost:$LB_PORT.
+# sample app (v1, v2, v3) with Docker, imports the images, installs the controller with config/default (the
+# sample's host and gateway allowed: e2e/k3d/controller), and deploys the sample CanaryApp at v1 behind
+# Istio's ingress gateway on http://localhost:$LB_PORT.
 # Then run e2e/k3d/story.sh; e2e/k3d/down.sh deletes the cluster.
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -37,9 +38,9 @@ for version in "${VERSIONS[@]}"; do
 done
 run k3d image import --cluster "$CLUSTER" "${images[@]}"
 
-log "the controller: CRD, RBAC and Deployment from config/default"
-printf '$ kubectl kustomize config/default | kubectl apply --server-side -f -\n' >&2
-kubectl kustomize config/default | kubectl apply --server-side -f -
+log "the controller: CRD, RBAC, admission policy and Deployment from config/default, the sample's host and gateway allowed"
+printf '$ kubectl kustomize e2e/k3d/controller | kubectl apply --server-side -f -\n' >&2
+kubectl kustomize e2e/k3d/controller | kubectl apply --server-side -f -
 run kubectl -n canaryapp-system rollout status deployment/canaryapp-controller --timeout=5m
 
 log "namespace $NAMESPACE (sidecar injection on), the ingress Gateway, the sample CanaryApp at v1"

@@ -1,23 +1,27 @@
 /**
  * The Helm chart (charts/canaryapp) against config/ and a real API server: `helm lint`, the chart's CRD is
  * crds/canaryapp.yaml, `helm template` renders the objects of `kubectl kustomize config/default` (and, with
- * watchNamespaces, of config/namespaced) where they matter, values reach the container, and
+ * watchNamespaces, of config/namespaced) where they matter, the admission policy of config/admission included,
+ * values reach the container and the policy's expressions, and
  * `helm template | kubectl apply --dry-run=server -f -` is accepted by the API server.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { before, describe, test } from "node:test";
 import { CoreV1Api, loadAllYaml, type V1Deployment, type V1PolicyRule } from "@kubernetes/client-node";
 import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
 import { Kubectl, toolchainKubectl } from "../../e2e/demo/kubectl.js";
 import { statusCodeOf } from "../../src/kube/errors.js";
-import { CHART, helmTemplate, shell } from "../support/helm.js";
+import { CHART, helmBinary, helmTemplate, shell } from "../support/helm.js";
 import { testKubeConfig, testKubeConfigPath } from "../support/kube.js";
 import { kustomize, type Manifest } from "../support/rbac.js";
 
 const repoRoot = findRepoRoot();
 const kubectl = new Kubectl(toolchainKubectl(), testKubeConfigPath());
+const execFileAsync = promisify(execFile);
 
 type Rbac = Manifest & { rules?: V1PolicyRule[]; subjects?: unknown[]; roleRef?: unknown };
 
@@ -77,6 +81,29 @@ function rbacOf(objects: Manifest[]): unknown[] {
     .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 }
 
+/** The admission policy and its binding, without the labels the chart adds. */
+function admissionOf(objects: Manifest[]): unknown {
+  const kinds = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"];
+  const found = objects
+    .filter((o) => o.metadata.name === "canaryapp-tenancy")
+    .map((o) => {
+      const { metadata, ...rest } = o as Manifest & Record<string, unknown>;
+      return { ...rest, name: metadata.name, namespace: metadata.namespace };
+    })
+    .sort((a, b) => a.kind.localeCompare(b.kind));
+  assert.deepEqual(
+    found.map((o) => o.kind),
+    [...kinds].sort(),
+  );
+  // As plain JSON: both are read into client-node's classes, which the comparison should not depend on.
+  return JSON.parse(JSON.stringify(found));
+}
+
+function containerEnv(objects: Manifest[]): Record<string, string | undefined> {
+  const d = find<Manifest & V1Deployment>(objects, "Deployment", "canaryapp-controller");
+  return Object.fromEntries((d.spec?.template.spec?.containers[0]?.env ?? []).map((e) => [e.name, e.value]));
+}
+
 describe("Helm chart charts/canaryapp", () => {
   // The dry runs need the namespaces to exist. They are left in place: without a controller manager (the api
   // profile), a deleted namespace stays Terminating and would refuse the next file's objects.
@@ -106,7 +133,7 @@ describe("Helm chart charts/canaryapp", () => {
     assert.deepEqual(crd, loadAllYaml(source)[0]);
   });
 
-  test("the default values render config/default: RBAC rules, ServiceAccount, Deployment, CRD", async () => {
+  test("the default values render config/default: RBAC rules, ServiceAccount, Deployment, CRD, admission policy", async () => {
     const [chart, config] = await Promise.all([helmTemplate(), kustomize(kubectl, repoRoot, "config/default")]);
     assert.deepEqual(rbacOf(chart), rbacOf(config));
     find(chart, "ServiceAccount", "canaryapp-controller", "canaryapp-system");
@@ -118,6 +145,7 @@ describe("Helm chart charts/canaryapp", () => {
       find(chart, "CustomResourceDefinition", "canaryapps.canaryapp.io"),
       find(config, "CustomResourceDefinition", "canaryapps.canaryapp.io"),
     );
+    assert.deepEqual(admissionOf(chart), admissionOf(config));
     // Nothing the kustomization has is missing from the chart (the Namespace is helm's --create-namespace).
     for (const o of config.filter((c) => c.kind !== "Namespace")) find(chart, o.kind, o.metadata.name);
     assert.equal(
@@ -141,6 +169,8 @@ describe("Helm chart charts/canaryapp", () => {
       deploymentEssentials(find<Manifest & V1Deployment>(chart, "Deployment", "canaryapp-controller")),
       deploymentEssentials(find<Manifest & V1Deployment>(config, "Deployment", "canaryapp-controller")),
     );
+
+    assert.deepEqual(admissionOf(chart), admissionOf(config));
 
     const two = await helmTemplate(["watchNamespaces={team-a,team-b}"]);
     const roles = two.filter((o) => o.kind === "Role" && o.metadata.name === "canaryapp-controller");
@@ -196,6 +226,71 @@ describe("Helm chart charts/canaryapp", () => {
     assert.equal("NOTIFICATION_URL" in (await envOf([])), false);
   });
 
+  test("tenancy reaches the policy's allowances and the controller's ALLOWED_HOSTS and ALLOWED_GATEWAYS; empty by default", async () => {
+    const objects = await helmTemplate(
+      [
+        "tenancy.allowedHosts={*.example.com,api.example.org}",
+        "tenancy.allowedGateways={istio-system/public-gw,edge/*}",
+      ],
+      "platform",
+    );
+    type Policy = Manifest & { spec: { variables?: { name: string; expression: string }[] } };
+    const allowances = (policy: Policy) => JSON.parse(JSON.stringify(policy.spec.variables?.slice(0, 2))) as unknown;
+    // CEL string literals, where the kustomization's patch puts them (config/admission/kustomization.yaml).
+    assert.deepEqual(allowances(find<Policy>(objects, "ValidatingAdmissionPolicy", "canaryapp-tenancy")), [
+      { name: "allowedHostsText", expression: "'*.example.com,api.example.org'" },
+      { name: "allowedGatewaysText", expression: "'istio-system/public-gw,edge/*'" },
+    ]);
+    assert.equal(
+      objects.some((o) => o.kind === "ConfigMap" && o.metadata.name === "canaryapp-tenancy"),
+      false,
+      "no params ConfigMap",
+    );
+    const binding = find<Manifest & { spec: unknown }>(
+      objects,
+      "ValidatingAdmissionPolicyBinding",
+      "canaryapp-tenancy",
+    );
+    assert.deepEqual(JSON.parse(JSON.stringify(binding.spec)), {
+      policyName: "canaryapp-tenancy",
+      validationActions: ["Deny"],
+    });
+    const env = containerEnv(objects);
+    assert.equal(env["ALLOWED_HOSTS"], "*.example.com,api.example.org");
+    assert.equal(env["ALLOWED_GATEWAYS"], "istio-system/public-gw,edge/*");
+
+    const defaults = await helmTemplate();
+    assert.deepEqual(allowances(find<Policy>(defaults, "ValidatingAdmissionPolicy", "canaryapp-tenancy")), [
+      { name: "allowedHostsText", expression: "''" },
+      { name: "allowedGatewaysText", expression: "''" },
+    ]);
+    assert.equal("ALLOWED_HOSTS" in containerEnv(defaults), false);
+    assert.equal("ALLOWED_GATEWAYS" in containerEnv(defaults), false);
+  });
+
+  test("admissionPolicy.enabled=false renders neither policy nor binding; the controller keeps its lists", async () => {
+    const objects = await helmTemplate(["admissionPolicy.enabled=false", "tenancy.allowedHosts={*.example.com}"]);
+    assert.deepEqual(
+      objects.filter((o) => o.metadata.name === "canaryapp-tenancy").map((o) => o.kind),
+      [],
+    );
+    assert.equal(containerEnv(objects)["ALLOWED_HOSTS"], "*.example.com");
+  });
+
+  test("an entry with a quote or a backslash cannot end the policy's CEL literal, even without the schema", async () => {
+    for (const set of ["tenancy.allowedHosts={a'b.example.com}", "tenancy.allowedGateways={edge/a\\\\b}"]) {
+      await assert.rejects(helmTemplate([set]), /values don't meet the specifications of the schema/);
+      const unchecked = execFileAsync(
+        helmBinary(),
+        ["template", "canaryapp", CHART, "--skip-schema-validation", "--set", set],
+        {
+          cwd: repoRoot,
+        },
+      );
+      await assert.rejects(unchecked, /an entry may hold no quote or backslash/);
+    }
+  });
+
   for (const mode of [
     { name: "cluster-wide", set: "" },
     { name: "namespaced", set: "--set 'watchNamespaces={team-a}'" },
@@ -215,6 +310,15 @@ describe("Helm chart charts/canaryapp", () => {
         lines.some((l) => l.startsWith("configmap/canaryapp-dashboard ")),
         out,
       );
+      for (const object of [
+        "validatingadmissionpolicy.admissionregistration.k8s.io/canaryapp-tenancy ",
+        "validatingadmissionpolicybinding.admissionregistration.k8s.io/canaryapp-tenancy ",
+      ]) {
+        assert.ok(
+          lines.some((l) => l.startsWith(object)),
+          out,
+        );
+      }
     });
   }
 
@@ -232,6 +336,10 @@ describe("Helm chart charts/canaryapp", () => {
       ["watchNamespaces={Team_A}", /watchNamespaces\.0: Does not match pattern/],
       ["prometheusURL=prom:9090", /prometheusURL: Does not match pattern/],
       ["replicas=0", /replicas: Must be greater than or equal to 1/],
+      ["tenancy.allowedHosts={Shop.Example.com}", /tenancy\.allowedHosts\.0: Does not match pattern/],
+      ["tenancy.allowedGateways={public-gw}", /tenancy\.allowedGateways\.0: Does not match pattern/],
+      ["tenancy.allowedHosts={shop.example.com'}", /tenancy\.allowedHosts\.0: Does not match pattern/],
+      ["tenancy.allowedGateways={edge/gw\\\\}", /tenancy\.allowedGateways\.0: Does not match pattern/],
     ] as const) {
       await assert.rejects(helmTemplate([set]), (err: Error) => {
         assert.match(err.message, /values don't meet the specifications of the schema/);
