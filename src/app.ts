@@ -28,14 +28,18 @@ import { KubeRest } from "./kube/rest.js";
 import { ProviderPool } from "./metrics/factory.js";
 import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
 import { analysisByMode } from "./metrics/judges.js";
-import { allowsUrl } from "./metrics/url-policy.js";
 import { webhookAnalysis, webhookDeadlineMs, webhookRefusal } from "./metrics/webhook-analysis.js";
 import { DEFAULT_WEBHOOK_TIMEOUT_SECONDS } from "./rollout/checks.js";
 import { NotificationDeliveries } from "./notify/deliveries.js";
-import { hasReceivers, noticeSender } from "./notify/sender.js";
+import { hasReceivers, NOTIFICATION_REFUSED, noticeSender } from "./notify/sender.js";
 import { appsUsingSecret, prometheusAccess } from "./metrics/access.js";
+import { serviceLookup, ServiceVerdicts } from "./metrics/services.js";
+import { webhookDestinations } from "./webhooks/destinations.js";
+import { PostLimiter } from "./webhooks/rate-limit.js";
 import { credentialSecretsInformer } from "./kube/credential-secrets.js";
 import { istioRouter } from "./router/istio.js";
+import { parseRoutePolicy, routeRefusal } from "./router/host-policy.js";
+import { clashCandidates } from "./resources/ownership.js";
 import type { ControllerMetrics } from "./server/metrics.js";
 import { deploymentTarget } from "./workload/deployment.js";
 
@@ -144,11 +148,33 @@ export function startController({
   }));
   // Only Secrets labelled as credentials (Prometheus', notification URLs) are listed, cached and used.
   const secrets = credentialSecretsInformer(api, api, config.namespaces, log.child({ informer: "secrets" }));
+  // What a Service name an app chose reaches: each Service read when first needed; an app that asked is
+  // judged again when its verdict is learned or changes. The controller exists by the time one is.
+  const services = new ServiceVerdicts({
+    lookup: serviceLookup(api),
+    now: () => clock.now(),
+    changed: (keys) => {
+      for (const key of keys) {
+        if (work === undefined) controller.queue.add(key);
+        else work.offer(key);
+      }
+    },
+    failed: (service, err) => log.warn({ service, err }, "could not read a Service an app names; asking again later"),
+  });
   const access = prometheusAccess({
     policyEntries: config.prometheusURLPolicy,
     defaultPrometheusURL: config.defaultPrometheusURL,
     secrets,
+    services,
+    allowPlainHttpCredentials: config.allowPlainHttpCredentials,
   });
+  const destinations = webhookDestinations({
+    entries: config.webhookURLPolicy,
+    ownPrometheusURL: config.defaultPrometheusURL,
+    services,
+  });
+  const posts = new PostLimiter({ now: () => clock.now() });
+  const routePolicy = parseRoutePolicy(config.allowedHosts, config.allowedGateways);
   const wrote: WriteObserver = (kind, verb) => observer.wrote(kind, verb);
   // Sharded (ADR 0016): every replica works, on the apps of the shares it holds a Lease for. The controller
   // exists by the time the first round ends.
@@ -201,13 +227,14 @@ export function startController({
     analyses: new AnalysisRuns({
       // Webhook checks (rollout webhooks, gates) go to their URLs; every other check is PromQL.
       provider: analysisByMode(
-        { webhook: webhookAnalysis({ allowsUrl: (url) => allowsUrl(access.policy, url) }) },
+        { webhook: webhookAnalysis({ destinations, limiter: posts }) },
         prometheusAnalysis({
           defaults: {
             prometheusURL: config.defaultPrometheusURL,
             log: log.child({ component: "prometheus" }),
-            vet: access.vet,
+            vet: access.check,
             allowRedirect: access.allowRedirect,
+            credentialsMayGo: access.credentialsMayGo,
           },
           readSecret: access.readSecret,
           pool: new ProviderPool(),
@@ -228,7 +255,11 @@ export function startController({
       deliveries: new NotificationDeliveries({
         send: noticeSender({
           readSecret: access.readSecret,
-          allowsUrl: (url) => allowsUrl(access.policy, url),
+          destinations,
+          allowPlainHttpCredentials: config.allowPlainHttpCredentials,
+          limiter: posts,
+          skipped: (app, message) =>
+            void events.record(app, { type: "Warning", reason: NOTIFICATION_REFUSED, message }).catch(() => undefined),
           controllerURL: config.notificationURL,
           log: log.child({ component: "notifications" }),
         }),
@@ -246,7 +277,8 @@ export function startController({
           }),
         }
       : {}),
-    vetPrometheus: (app) => access.vet(app) ?? webhookRefusal(app, (url) => allowsUrl(access.policy, url)),
+    vetPrometheus: (app) => access.vet(app) ?? webhookRefusal(app, destinations),
+    vetRoute: (app) => routeRefusal(app, routePolicy),
     router: istioRouter,
     workload: deploymentTarget,
     observer,
@@ -283,6 +315,16 @@ export function startController({
   }
   controller.watch(caches.secondaryPods, owned(keyFromLabel(LABELS.app)));
   controller.watch(caches.statefulSetPods, owned(keyFromLabel(LABELS.app)));
+  // An app removed frees its names: an app refused for wanting one of them (NameTaken) is judged again.
+  caches.canaryApps.onDelete((app) => {
+    const namespace = app.metadata.namespace ?? "";
+    for (const name of clashCandidates(app.metadata.name ?? "")) {
+      if (caches.canaryApps.get(namespace, name) === undefined) continue;
+      const key = `${namespace}/${name}`;
+      if (work === undefined) controller.queue.add(key);
+      else work.offer(key);
+    }
+  });
   // A credentials Secret labelled, changed or removed: its apps are judged again.
   controller.addCache(secrets);
   const requeueUsers = (secret: Parameters<typeof appsUsingSecret>[1]): void => {

@@ -1,14 +1,20 @@
 /**
  * What a CanaryApp may make the controller do with Prometheus, decided before anything is read from a
  * Secret or sent anywhere. The controller acts with its own rights, so a tenant who may edit a CanaryApp
- * but not read Secrets must not be able to borrow them: a Secret is used for Prometheus only when it was
- * made for that (it carries `canaryapp.io/credentials: "true"`, or the older
- * `canaryapp.io/prometheus-credentials: "true"`, a label only someone allowed to write Secrets can set) and sits in the CanaryApp's own namespace; and the URL must be inside the
- * controller's policy (url-policy.ts).
+ * but not write Secrets must not be able to borrow them:
+ * - a Secret is used only when it was made for that: it carries `canaryapp.io/credentials: "true"` (or the
+ *   older `canaryapp.io/prometheus-credentials: "true"`), a label only someone allowed to write Secrets can
+ *   set, and sits in the CanaryApp's own namespace;
+ * - its contents go only where it says: its annotation `canaryapp.io/allowed-urls` lists the URL prefixes
+ *   they may be sent to (set by whoever writes the Secret, so a tenant cannot point them at a server of
+ *   its own), over https unless the operator allows plain http;
+ * - the URL must be inside the controller's policy (url-policy.ts), and a URL allowed only as a Service's
+ *   name must name a Service that selects pods (services.ts).
  */
 import type { CanaryApp } from "../api/types.js";
+import { destinationRefusal, listed } from "./destination.js";
 import { safeEndpoint } from "./prometheus.js";
-import { allowsUrl, type UrlPolicy } from "./url-policy.js";
+import { judgeUrl, parseUrlPolicy, UrlPolicyError, type ServiceName, type UrlPolicy } from "./url-policy.js";
 
 /** The label that makes a Secret usable by the controller: Prometheus credentials, notification URLs. */
 export const CREDENTIALS_LABEL = "canaryapp.io/credentials";
@@ -23,9 +29,20 @@ export const CREDENTIALS_SELECTORS: readonly string[] = [
   `${LEGACY_CREDENTIALS_LABEL}=true`,
 ];
 
+/**
+ * The annotation of a credentials Secret that lists where its contents may be sent: comma-separated URL
+ * prefixes (`https://prometheus.example.com/team-a`): same scheme, host and port, and a path at or below.
+ */
+export const ALLOWED_URLS_ANNOTATION = "canaryapp.io/allowed-urls";
+
 /** The part of a Secret the check reads. */
 export interface LabelledSecret {
-  metadata?: { namespace?: string | undefined; name?: string | undefined; labels?: Record<string, string> | undefined };
+  metadata?: {
+    namespace?: string | undefined;
+    name?: string | undefined;
+    labels?: Record<string, string> | undefined;
+    annotations?: Record<string, string> | undefined;
+  };
 }
 
 /** Why the controller will not query an app's Prometheus; `reason` is the condition's and Event's reason. */
@@ -40,6 +57,13 @@ export interface AccessRules {
   defaultPrometheusURL?: string | undefined;
   /** The Secret with this name in this namespace, from the label-filtered cache (undefined: none such). */
   secret: (namespace: string, name: string) => LabelledSecret | undefined;
+  /**
+   * Why a Service may not be used as a destination (services.ts), from the verdicts at hand; may throw while
+   * it is not known yet. Absent: Service names are taken as the policy allows them.
+   */
+  service?: (service: ServiceName) => string | undefined;
+  /** Whether credentials may be sent over plain http (--allow-plain-http-credentials). */
+  allowPlainHttpCredentials?: boolean;
 }
 
 /** Whether a Secret is one the controller may use for an app in `namespace`. */
@@ -51,25 +75,98 @@ export function usableCredentials(secret: LabelledSecret | undefined, namespace:
   );
 }
 
+/** Where a credentials Secret may be sent: what its annotation names, and whether plain http is allowed. */
+export interface CredentialDestination {
+  /** The Secret, for messages. */
+  secret: { name: string; namespace: string };
+  /** The value of its `canaryapp.io/allowed-urls` annotation (undefined: it has none). */
+  allowedUrls: string | undefined;
+  allowPlainHttp: boolean;
+}
+
+/**
+ * Why the contents of a credentials Secret may not be sent to `url`, or undefined when they may: the URL
+ * must begin with one of the prefixes its annotation lists (the annotation must be there), and be https
+ * unless plain http is allowed. `subject` names the URL in the message ("spec.prometheusURL http://…", or,
+ * where the URL is itself the secret, "the URL it holds").
+ */
+export function credentialRefusal(
+  destination: CredentialDestination,
+  url: string,
+  subject: string,
+): string | undefined {
+  const { secret, allowedUrls } = destination;
+  const entries = (allowedUrls ?? "")
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
+  if (entries.length === 0) {
+    return (
+      `the Secret has no annotation ${ALLOWED_URLS_ANNOTATION} naming where its contents may be sent, so it is ` +
+      `not used and nothing was sent. Whoever may write the Secret lists the URL prefixes it is for: ` +
+      `kubectl annotate secret ${secret.name} -n ${secret.namespace} ${ALLOWED_URLS_ANNOTATION}=https://HOST[:PORT][/PATH]`
+    );
+  }
+  const notPrefix = entries.find((e) => !e.includes("://"));
+  let prefixes: UrlPolicy;
+  try {
+    if (notPrefix !== undefined) throw new UrlPolicyError(`"${notPrefix}" is not a URL prefix`);
+    prefixes = parseUrlPolicy(entries);
+  } catch (error) {
+    const why = error instanceof UrlPolicyError ? error.message : String(error);
+    return (
+      `its annotation ${ALLOWED_URLS_ANNOTATION} is not a list of URL prefixes (scheme://host[:port][/path]): ` +
+      `${listed([why])}; nothing was sent`
+    );
+  }
+  if (judgeUrl(prefixes, url).kind !== "allowed") {
+    return `${subject} is not where the Secret may be sent (${ALLOWED_URLS_ANNOTATION}: ${listed(entries)}); nothing was sent`;
+  }
+  if (!destination.allowPlainHttp && new URL(url).protocol === "http:") {
+    return (
+      `credentials are not sent over plain http (${subject}); nothing was sent. Use https, or the ` +
+      `controller's operator may allow it with --allow-plain-http-credentials`
+    );
+  }
+  return undefined;
+}
+
+const PROMETHEUS_POLICY = {
+  policy: "Prometheus URL policy",
+  flag: "--prometheus-url-policy",
+  remedy: "Use an allowed Prometheus, or ask the controller's operator to widen --prometheus-url-policy",
+};
+
+/** The Service an app's Prometheus URL must be checked as (see `judgeUrl`), if any. */
+export function prometheusService(app: CanaryApp, rules: Pick<AccessRules, "policy" | "defaultPrometheusURL">) {
+  const endpoint = app.spec.prometheusURL ?? rules.defaultPrometheusURL;
+  if (endpoint === undefined || !URL.canParse(endpoint)) return undefined;
+  const judgement = judgeUrl(rules.policy, endpoint);
+  return judgement.kind === "service" ? judgement.service : undefined;
+}
+
 /**
  * Why `app` may not have its Prometheus queried, or undefined when it may. Names the setting at fault. A
  * URL that is missing or malformed is not judged here (the provider factory reports those).
  */
 export function prometheusAccessRefusal(app: CanaryApp, rules: AccessRules): AccessRefusal | undefined {
   const endpoint = app.spec.prometheusURL ?? rules.defaultPrometheusURL;
-  if (endpoint !== undefined && URL.canParse(endpoint) && !allowsUrl(rules.policy, endpoint)) {
-    return {
-      reason: "PrometheusURLNotAllowed",
-      message:
-        `spec.prometheusURL ${safeEndpoint(endpoint)} is outside the controller's Prometheus URL policy ` +
-        `(${rules.policy.entries.join(", ")}); nothing was sent to it. Use an allowed Prometheus, or ask the ` +
-        `controller's operator to widen --prometheus-url-policy`,
-    };
+  const usable = endpoint !== undefined && URL.canParse(endpoint);
+  if (usable) {
+    const refused = destinationRefusal(
+      `spec.prometheusURL ${safeEndpoint(endpoint)}`,
+      endpoint,
+      rules.policy,
+      PROMETHEUS_POLICY,
+      (service) => rules.service?.(service),
+    );
+    if (refused !== undefined) return { reason: "PrometheusURLNotAllowed", message: refused };
   }
   const secretName = app.spec.prometheus?.secretRef?.name;
   if (secretName === undefined) return undefined;
   const namespace = app.metadata.namespace ?? "default";
-  if (!usableCredentials(rules.secret(namespace, secretName), namespace)) {
+  const secret = rules.secret(namespace, secretName);
+  if (!usableCredentials(secret, namespace)) {
     return {
       reason: "CredentialsRefused",
       message:
@@ -79,5 +176,17 @@ export function prometheusAccessRefusal(app: CanaryApp, rules: AccessRules): Acc
         `made for Prometheus credentials: kubectl label secret ${secretName} -n ${namespace} ${CREDENTIALS_LABEL}=true`,
     };
   }
-  return undefined;
+  if (!usable) return undefined;
+  const refused = credentialRefusal(
+    {
+      secret: { name: secretName, namespace },
+      allowedUrls: secret?.metadata?.annotations?.[ALLOWED_URLS_ANNOTATION],
+      allowPlainHttp: rules.allowPlainHttpCredentials ?? false,
+    },
+    endpoint,
+    `spec.prometheusURL ${safeEndpoint(endpoint)}`,
+  );
+  return refused === undefined
+    ? undefined
+    : { reason: "CredentialsRefused", message: `spec.prometheus.secretRef ${secretName}: ${refused}` };
 }

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { DEFAULTS } from "../api/defaults.js";
 import type { CanaryApp } from "../api/types.js";
-import type { AccessRefusal } from "./credentials.js";
+import { ALLOWED_URLS_ANNOTATION, type AccessRefusal } from "./credentials.js";
 import { PrometheusConfigError } from "./errors.js";
 import type { MetricsProvider } from "./provider.js";
 import { PrometheusProvider, safeEndpoint, type PrometheusAuth } from "./prometheus.js";
@@ -22,14 +22,24 @@ export interface ProviderDefaults {
   retry?: Partial<RetryPolicy>;
   log?: Logger;
   /** Refuses an app's Prometheus settings before any Secret is read or request sent (credentials.ts). */
-  vet?: (app: CanaryApp) => AccessRefusal | undefined;
+  vet?: (app: CanaryApp) => AccessRefusal | undefined | Promise<AccessRefusal | undefined>;
   /** Whether a redirect may be followed to this URL (url-policy.ts); absent: any. */
   allowRedirect?: (url: URL) => boolean;
+  /**
+   * Why credentials from a Secret with this `canaryapp.io/allowed-urls` annotation may not be sent to `url`
+   * (credentials.ts), or undefined: checked against the Secret as read, for the URL and every redirect.
+   * Absent: credentials go wherever the URL policy allows.
+   */
+  credentialsMayGo?: (
+    secret: { name: string; namespace: string; allowedUrls: string | undefined },
+    url: string,
+  ) => string | undefined;
 }
 
 /** The part of a core/v1 Secret that is read: `data` values are base64, as the API returns them. */
 export interface SecretData {
   data?: Record<string, string> | undefined;
+  metadata?: { annotations?: Record<string, string> | undefined } | undefined;
 }
 
 /** Looks a Secret up; resolves null/undefined when it does not exist. */
@@ -44,6 +54,8 @@ export interface ConnectionSettings {
   timeoutMs: number;
   auth?: PrometheusAuth;
   caPem?: string;
+  /** With `auth`: the Secret and its `canaryapp.io/allowed-urls`, which every redirect must stay within too. */
+  credentials?: { name: string; namespace: string; allowedUrls: string | undefined };
 }
 
 /** Providers are few (usually one) but a rotated Secret leaves its old entry behind: keep the newest. */
@@ -66,11 +78,22 @@ export class ProviderPool {
       this.providers.set(key, cached);
       return cached;
     }
+    const { credentials, ...connection } = settings;
+    const mayGo = defaults.credentialsMayGo;
+    const withCredentials =
+      credentials !== undefined && mayGo !== undefined
+        ? (url: URL) => mayGo(credentials, url.href) === undefined
+        : undefined;
+    const policy = defaults.allowRedirect;
+    const allowRedirect =
+      withCredentials === undefined
+        ? policy
+        : (url: URL) => withCredentials(url) && (policy === undefined || policy(url));
     const provider = new PrometheusProvider({
-      ...settings,
+      ...connection,
       ...(defaults.retry ? { retry: defaults.retry } : {}),
       ...(defaults.log ? { log: defaults.log } : {}),
-      ...(defaults.allowRedirect ? { allowRedirect: defaults.allowRedirect } : {}),
+      ...(allowRedirect ? { allowRedirect } : {}),
     });
     this.providers.set(key, provider);
     for (const oldest of this.providers.keys()) {
@@ -105,7 +128,7 @@ export async function connectionFor(
   readSecret: SecretReader,
 ): Promise<ConnectionSettings> {
   const key = appKey(app);
-  const refused = defaults.vet?.(app);
+  const refused = await defaults.vet?.(app);
   if (refused) throw new PrometheusConfigError(`CanaryApp ${key}: ${refused.message}`);
   const endpoint = app.spec.prometheusURL ?? defaults.prometheusURL;
   if (!endpoint) {
@@ -158,6 +181,19 @@ export async function connectionFor(
   }
   const caPem = value(SECRET_KEYS.ca);
   if (caPem) settings.caPem = caPem;
+  if (settings.auth !== undefined && defaults.credentialsMayGo !== undefined) {
+    // Judged on the Secret as read, whatever the vet saw in the cache a moment ago.
+    const credentials = {
+      name: secretName,
+      namespace,
+      allowedUrls: secret.metadata?.annotations?.[ALLOWED_URLS_ANNOTATION],
+    };
+    const refused = defaults.credentialsMayGo(credentials, endpoint);
+    if (refused !== undefined) {
+      throw new PrometheusConfigError(`CanaryApp ${key}: spec.prometheus.secretRef ${secretName}: ${refused}`);
+    }
+    settings.credentials = credentials;
+  }
   return settings;
 }
 
@@ -170,6 +206,7 @@ function cacheKey(settings: ConnectionSettings, retry: Partial<RetryPolicy> | un
         settings.timeoutMs,
         settings.auth ?? null,
         settings.caPem ?? null,
+        settings.credentials ?? null,
         retry ?? null,
       ]),
     )

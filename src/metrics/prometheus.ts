@@ -107,7 +107,7 @@ export class PrometheusProvider implements MetricsProvider {
       ? (next: { href?: string }) => {
           if (next.href === undefined || !allowRedirect(new URL(next.href))) {
             throw new PrometheusConfigError(
-              `Prometheus ${this.endpoint}: redirected to ${safeEndpoint(next.href ?? "")}, outside the controller's Prometheus URL policy; not followed`,
+              `Prometheus ${this.endpoint}: redirected to ${safeEndpoint(next.href ?? "")}, outside the controller's Prometheus URL policy (or where the credentials sent may go); not followed`,
             );
           }
         }

@@ -79,7 +79,7 @@ describe("redirects and the URL policy", () => {
       assert.ok(err instanceof PrometheusConfigError, String(err));
       assert.match(
         err.message,
-        /redirected to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/query, outside the controller's Prometheus URL policy; not followed/,
+        /redirected to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/query, outside the controller's Prometheus URL policy \(or where the credentials sent may go\); not followed/,
       );
       return true;
     });
@@ -163,5 +163,73 @@ describe("the provider factory with the controller's access rules", () => {
       ["PrometheusConfigInvalid", "PrometheusConfigInvalid"],
     );
     assert.equal(server.connections, 0);
+  });
+
+  test("credentials go where their Secret says, on the first request and on every redirect", async () => {
+    const token = "t0k3n-of-the-team";
+    const elsewhere = await listener(() => ({ status: 200, body: SCALAR }));
+    const home = await listener(() => ({ status: 200, body: SCALAR }));
+    // Redirects from the Prometheus the Secret names to another address the URL policy allows.
+    const redirector = await listener(() => ({
+      status: 302,
+      headers: { location: `${elsewhere.url}/api/v1/query` },
+      body: "",
+    }));
+    try {
+      const secretFor = (allowedUrls: string | undefined) => ({
+        metadata: {
+          namespace: "shop",
+          name: "prom",
+          labels: { "canaryapp.io/credentials": "true" },
+          ...(allowedUrls !== undefined && { annotations: { "canaryapp.io/allowed-urls": allowedUrls } }),
+        },
+        data: { token: Buffer.from(token).toString("base64") },
+      });
+      let stored = secretFor(redirector.url);
+      const access = prometheusAccess({
+        policyEntries: ["127.0.0.1"],
+        defaultPrometheusURL: undefined,
+        secrets: { get: () => stored },
+        allowPlainHttpCredentials: true,
+      });
+      const defaults = {
+        retry: noRetry,
+        allowRedirect: access.allowRedirect,
+        credentialsMayGo: access.credentialsMayGo,
+      };
+      const app = (url: string): CanaryApp => ({
+        metadata: { name: "web", namespace: "shop" },
+        spec: {
+          image: "web:v1",
+          imageListenPort: 8080,
+          prometheusURL: url,
+          prometheus: { secretRef: { name: "prom" } },
+        },
+      });
+      const redirected = await providerFor(app(redirector.url), defaults, access.readSecret);
+      await assert.rejects(redirected.query("up"), /\(or where the credentials sent may go\); not followed/);
+      assert.equal(elsewhere.connections, 0, "the token did not follow the redirect");
+      assert.deepEqual(
+        redirector.requests.map((r) => r.authorization),
+        [`Bearer ${token}`],
+        "it went to the Prometheus the Secret names",
+      );
+
+      // The Secret as read decides, whatever the vet saw: its annotation names another Prometheus now.
+      stored = secretFor(home.url);
+      await assert.rejects(providerFor(app(redirector.url), defaults, access.readSecret), (err: unknown) => {
+        assert.ok(err instanceof PrometheusConfigError);
+        assert.match(
+          err.message,
+          /spec\.prometheus\.secretRef prom: URL http:\/\/127\.0\.0\.1:\d+ is not where the Secret may be sent/,
+        );
+        return true;
+      });
+      stored = secretFor(undefined);
+      await assert.rejects(providerFor(app(home.url), defaults, access.readSecret), /has no annotation/);
+      assert.equal(home.connections, 0);
+    } finally {
+      await Promise.all([elsewhere.close(), home.close(), redirector.close()]);
+    }
   });
 });

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { allowsUrl, controllerUrlPolicy, parseUrlPolicy, UrlPolicyError } from "./url-policy.js";
+import {
+  allowsUrl,
+  controllerUrlPolicy,
+  judgeUrl,
+  parseUrlPolicy,
+  serviceNamed,
+  UrlPolicyError,
+  type UrlJudgement,
+} from "./url-policy.js";
 
 describe("URL policy", () => {
   const defaults = controllerUrlPolicy(undefined, "http://prometheus.monitoring:9090");
@@ -82,6 +90,72 @@ describe("URL policy", () => {
       fc.property(fc.domain(), (host) => {
         const url = `http://prometheus.svc:9090@${host}/api`;
         return allowsUrl(policy, url) === false;
+      }),
+    );
+  });
+
+  test("serviceNamed reads <name>.<namespace>.svc[.<cluster domain>] and nothing else", () => {
+    const table: [string, { name: string; namespace: string } | undefined][] = [
+      ["prometheus.monitoring.svc", { name: "prometheus", namespace: "monitoring" }],
+      ["prometheus.monitoring.svc.cluster.local", { name: "prometheus", namespace: "monitoring" }],
+      ["Prometheus.Monitoring.SVC.", { name: "prometheus", namespace: "monitoring" }],
+      ["hooks.team-a.svc.corp.example", { name: "hooks", namespace: "team-a" }],
+      ["pod-0.db.team-a.svc.cluster.local", undefined],
+      ["hooks.team-a", undefined],
+      ["team-a.svc", undefined],
+      ["svc", undefined],
+      ["hooks..svc", undefined],
+      ["-bad.team-a.svc", undefined],
+      ["10.0.0.1", undefined],
+      ["hooks.team-a.svcx", undefined],
+    ];
+    for (const [host, expected] of table) assert.deepEqual(serviceNamed(host), expected, host);
+  });
+
+  test("judgeUrl: a Service name is checked only when nothing but host suffixes allow it", () => {
+    const policy = parseUrlPolicy([
+      "*.svc",
+      "*.svc.cluster.local",
+      "prometheus.monitoring.svc",
+      "https://metrics.team-b.svc/api",
+      "*.example.com",
+      "*.cluster.local",
+    ]);
+    const table: [string, UrlJudgement][] = [
+      ["http://hooks.team-a.svc:8080/x", { kind: "service", service: { name: "hooks", namespace: "team-a" } }],
+      ["http://hooks.team-a.svc.cluster.local", { kind: "service", service: { name: "hooks", namespace: "team-a" } }],
+      // An exact host or a prefix is the operator's own choice: not checked.
+      ["http://prometheus.monitoring.svc:9090", { kind: "allowed" }],
+      ["https://metrics.team-b.svc/api/v1/query", { kind: "allowed" }],
+      ["https://metrics.team-b.svc/other", { kind: "service", service: { name: "metrics", namespace: "team-b" } }],
+      // A suffix that is not about Services, for a host that is not a Service's name.
+      ["https://hooks.example.com", { kind: "allowed" }],
+      // A suffix not about Services still does not make a Service's name safe.
+      ["http://x.y.svc.cluster.local", { kind: "service", service: { name: "x", namespace: "y" } }],
+      ["http://pod-0.db.team-a.svc", { kind: "notService", entry: "*.svc" }],
+      ["http://team-a.svc", { kind: "notService", entry: "*.svc" }],
+      ["http://attacker.example.org", { kind: "outside" }],
+      ["ftp://hooks.team-a.svc", { kind: "outside" }],
+      ["not a url", { kind: "outside" }],
+    ];
+    for (const [url, expected] of table) assert.deepEqual(judgeUrl(policy, url), expected, url);
+    assert.deepEqual(judgeUrl(parseUrlPolicy(["*"]), "http://hooks.team-a.svc"), { kind: "allowed" });
+  });
+
+  test("property: judgeUrl allows (or checks) exactly what allowsUrl allows", () => {
+    const entries = fc.constantFrom("*", "*.svc", "*.svc.cluster.local", "*.team-a.svc", "prom.team-a.svc", "*.com");
+    const host = fc.oneof(
+      fc.domain(),
+      fc
+        .tuple(fc.stringMatching(/^[a-z][a-z0-9]{0,6}$/), fc.constantFrom("team-a", "b"))
+        .map(([n, ns]) => `${n}.${ns}.svc`),
+    );
+    fc.assert(
+      fc.property(fc.uniqueArray(entries, { minLength: 1, maxLength: 3 }), host, (list, h) => {
+        const policy = parseUrlPolicy(list);
+        const url = `http://${h}/x`;
+        assert.equal(judgeUrl(policy, url).kind !== "outside", allowsUrl(policy, url), `${list.join(",")} ${url}`);
+        if (list.includes("*")) assert.equal(judgeUrl(policy, url).kind, "allowed");
       }),
     );
   });

@@ -10,6 +10,12 @@
  *   path equal to the prefix's or below it;
  * - a host, `prometheus.monitoring`, `10.0.0.7:9090`, or a host suffix, `*.svc` (any name ending in `.svc`),
  *   with an optional `:port`: any http(s) URL on that host (and port).
+ *
+ * A host suffix lets an app name hosts the operator never saw. Where such a host is a Service's name
+ * (`<name>.<namespace>.svc`), whoever writes Services in that namespace decides where it leads, so
+ * `judgeUrl` tells the caller to check the Service (services.ts); an exact host or a prefix is the
+ * operator's own choice and is taken as written. The same entries make the webhook policy
+ * (webhooks/destinations.ts).
  */
 
 /** The entries used when the controller is given none: in-cluster Services. */
@@ -82,7 +88,68 @@ function matches(rule: Rule, url: URL): boolean {
   }
 }
 
-/** Whether the policy lets the controller connect to `url` (http and https only). */
+/** A Service, as named by the host of a URL: `<name>.<namespace>.svc` with or without the cluster domain. */
+export interface ServiceName {
+  name: string;
+  namespace: string;
+}
+
+/** A DNS label (RFC 1123), the shape of every Service and namespace name. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * The Service a host names: `<name>.<namespace>.svc`, optionally followed by the cluster domain
+ * (`.cluster.local`); undefined for any other host (`name.namespace`, a pod's name under a headless Service,
+ * an IP address).
+ */
+export function serviceNamed(host: string): ServiceName | undefined {
+  const labels = host.toLowerCase().replace(/\.$/, "").split(".");
+  const [name, namespace, svc] = labels;
+  if (svc !== "svc" || name === undefined || namespace === undefined) return undefined;
+  if (!DNS_LABEL.test(name) || !DNS_LABEL.test(namespace)) return undefined;
+  return labels.slice(3).every((label) => DNS_LABEL.test(label)) ? { name, namespace } : undefined;
+}
+
+/**
+ * How a policy takes a URL:
+ * - `outside`: no entry allows it;
+ * - `allowed`: an entry the operator wrote for it allows it (`*`, a URL prefix, an exact host), or only
+ *   host suffixes that are not about Services do (`*.example.com`);
+ * - `service`: only host suffixes allow it, and its host names a Service: the name reaches whatever the
+ *   Service makes it reach, which its namespace's authors decide (an ExternalName Service resolves to any
+ *   host), so the Service must be checked before anything is sent;
+ * - `notService`: only a suffix about Services (`*.svc`, `*.team-a.svc.cluster.local`: one with a `svc`
+ *   label) allows it, and its host is not a Service's name (a pod's name under a headless Service).
+ */
+export type UrlJudgement =
+  | { kind: "outside" }
+  | { kind: "allowed" }
+  | { kind: "service"; service: ServiceName }
+  | { kind: "notService"; entry: string };
+
+/** Judges `url` by the policy (see UrlJudgement); anything but http(s) is outside. */
+export function judgeUrl(policy: UrlPolicy, url: URL | string): UrlJudgement {
+  let parsed: URL;
+  try {
+    parsed = typeof url === "string" ? new URL(url) : url;
+  } catch {
+    return { kind: "outside" };
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return { kind: "outside" };
+  const matching = policy.rules.map((rule, i) => ({ rule, entry: policy.entries[i] ?? "" }));
+  const allowing = matching.filter(({ rule }) => matches(rule, parsed));
+  if (allowing.length === 0) return { kind: "outside" };
+  if (allowing.some(({ rule }) => rule.kind !== "host" || !rule.suffix)) return { kind: "allowed" };
+  const service = serviceNamed(parsed.hostname);
+  if (service !== undefined) return { kind: "service", service };
+  const aboutServices = allowing.find(({ rule }) => rule.kind === "host" && rule.host.split(".").includes("svc"));
+  return aboutServices === undefined ? { kind: "allowed" } : { kind: "notService", entry: aboutServices.entry };
+}
+
+/**
+ * Whether the policy has an entry for `url` (http and https only). A `service` judgement counts as allowed
+ * here: `judgeUrl` tells a caller that must check the Service.
+ */
 export function allowsUrl(policy: UrlPolicy, url: URL | string): boolean {
   let parsed: URL;
   try {

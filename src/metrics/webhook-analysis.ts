@@ -1,7 +1,10 @@
 import type { CanaryApp } from "../api/types.js";
 import type { AnalysisCheck } from "../rollout/checks.js";
 import type { QueryOutcome } from "../rollout/types.js";
-import { postJson } from "../webhooks/post.js";
+import { objectKey } from "../controller/keys.js";
+import { renderedWebhookUrl, webhookSubject, type WebhookDestinations } from "../webhooks/destinations.js";
+import { bodyBytes, MAX_REQUEST_BODY_BYTES, postJson } from "../webhooks/post.js";
+import type { PostLimiter } from "../webhooks/rate-limit.js";
 import type { AnalysisProvider } from "./analysis-provider.js";
 import { shortText } from "./prometheus.js";
 import { STATUS_MESSAGE_MAX } from "./prometheus-analysis.js";
@@ -37,14 +40,17 @@ export function webhookPayload(app: CanaryApp, check: AnalysisCheck): WebhookPay
 }
 
 export interface WebhookAnalysisOptions {
-  /** Whether the controller may call `url` (its URL policy). */
-  allowsUrl(url: string): boolean;
+  /** Where the controller may POST for an app (webhooks/destinations.ts). */
+  destinations: Pick<WebhookDestinations, "check">;
+  /** The per-app rate limit of POSTs (webhooks/rate-limit.ts); absent: none. */
+  limiter?: Pick<PostLimiter, "take">;
 }
 
 /**
  * Webhooks as the AnalysisProvider: each check is a POST of the payload to its URL, with its own timeout and
  * retries; the outcome is the status it answered with (scored as "webhook", 2xx passes), or an error when
- * no attempt got an answer or the URL is outside the controller's policy.
+ * no attempt got an answer, or nothing was sent: the URL is outside the controller's webhook policy, the
+ * body over its bound, or the app over its rate limit.
  */
 export function webhookAnalysis(options: WebhookAnalysisOptions): AnalysisProvider {
   return {
@@ -59,13 +65,15 @@ async function callWebhook(
 ): Promise<QueryOutcome> {
   const call = check.webhook;
   if (call === undefined) return { kind: "error", message: `${check.name} is not a webhook` };
-  if (!options.allowsUrl(check.query)) {
-    return { kind: "error", message: `${check.query} is not allowed by the controller's URL policy` };
-  }
+  const key = objectKey(app) ?? "";
   try {
+    const refused = await options.destinations.check(app, check.query, webhookSubject(check.name, check.query));
+    if (refused !== undefined) return { kind: "error", message: shortText(refused, STATUS_MESSAGE_MAX) };
+    const limiter = options.limiter;
     const answer = await postJson(check.query, webhookPayload(app, check), {
       timeoutSeconds: call.timeoutSeconds,
       retries: call.retries,
+      ...(limiter !== undefined && { admit: () => limiter.take(key) }),
     });
     return { kind: "value", value: answer.status };
   } catch (error) {
@@ -79,19 +87,57 @@ async function callWebhook(
   }
 }
 
-/** Why the app's webhooks may not be called (one is outside the controller's URL policy), or undefined. */
+/** What the vet asks of the webhook policy (webhooks/destinations.ts). */
+export type WebhookVet = Pick<WebhookDestinations, "vet">;
+
+/**
+ * Why the app's webhooks may not be called, or undefined: one is outside the controller's webhook policy
+ * (`WebhookURLNotAllowed`), or its request body would be over the bound (`WebhookBodyTooLarge`). Judged on
+ * the URLs as they are called (rendered) and the payload as the status stands; throws `ServiceNotKnownYet`
+ * while a Service a URL names was never looked up.
+ */
 export function webhookRefusal(
   app: CanaryApp,
-  allowsUrl: (url: string) => boolean,
+  destinations: WebhookVet,
 ): { reason: string; message: string } | undefined {
-  const refused = (app.spec.analysis?.webhooks ?? []).filter((w) => !allowsUrl(w.url));
-  if (refused.length === 0) return undefined;
-  const names = refused.map((w) => `${w.name} (${w.url})`).join(", ");
-  return {
-    reason: "WebhookURLNotAllowed",
-    message: `webhook ${names} is not allowed by the controller's URL policy (--prometheus-url-policy)`,
-  };
+  const webhooks = app.spec.analysis?.webhooks ?? [];
+  const refused: string[] = [];
+  for (const hook of webhooks) {
+    const url = renderedWebhookUrl(app, hook.url);
+    const why = destinations.vet(app, url, webhookSubject(hook.name, url));
+    if (why !== undefined) refused.push(why);
+  }
+  if (refused.length > 0) {
+    return { reason: "WebhookURLNotAllowed", message: shortText(refused.join("; "), REFUSAL_MESSAGE_MAX) };
+  }
+  for (const hook of webhooks) {
+    const bytes = bodyBytes(
+      webhookPayload(app, {
+        name: hook.name,
+        mode: "webhook",
+        query: hook.url,
+        webhook: { type: hook.type, timeoutSeconds: 0, retries: 0, metadata: hook.metadata ?? {} },
+      }),
+    );
+    // The payload as it will be sent is this one with the test's fields filled in: a margin covers them.
+    if (bytes + PAYLOAD_MARGIN_BYTES > MAX_REQUEST_BODY_BYTES) {
+      return {
+        reason: "WebhookBodyTooLarge",
+        message:
+          `webhook ${hook.name}: its request body would be ${bytes} bytes, over the ${MAX_REQUEST_BODY_BYTES}-byte ` +
+          `limit (less ${PAYLOAD_MARGIN_BYTES} for the fields the test fills in); nothing was sent. Its ` +
+          `metadata is sent as is: keep it short`,
+      };
+    }
+  }
+  return undefined;
 }
+
+/** Room left in the bound for what the payload gains during a test (stage, images, weights). */
+const PAYLOAD_MARGIN_BYTES = 2048;
+
+/** Longest refusal message: several webhooks' reasons together. */
+const REFUSAL_MESSAGE_MAX = 1024;
 
 /** The longest a call of the app's webhooks may take: every attempt timing out. */
 export function webhookDeadlineMs(app: CanaryApp, defaultTimeoutSeconds: number): number {

@@ -65,7 +65,7 @@ describe("takeOverRefusal: may an existing object be taken over?", () => {
 describe("nameClash: may an app write children under the names it needs?", () => {
   const appNamed = (name: string, uid: string, created: string): CanaryApp => ({
     ...seedApp(),
-    metadata: { name, namespace: "demo", uid, creationTimestamp: created as unknown as Date },
+    metadata: { name, namespace: "demo", uid, creationTimestamp: created },
   });
   const web = appNamed("web", "uid-web", "2026-01-01T00:00:00Z");
   const webPrimary = appNamed("web-primary", "uid-wp", "2026-01-01T00:01:00Z");
@@ -116,7 +116,7 @@ describe("nameClash: may an app write children under the names it needs?", () =>
 
 describe("ownedByAnotherApp: may a cached child (it carries our label) be written by this app?", () => {
   const app = seedApp();
-  app.metadata.creationTimestamp = "2026-01-01T00:01:00Z" as unknown as Date;
+  app.metadata.creationTimestamp = "2026-01-01T00:01:00Z";
   const other: AppIdentity = {
     metadata: { name: "other", uid: "uid-other", creationTimestamp: "2026-01-01T00:00:00Z" },
   };

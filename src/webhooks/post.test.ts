@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import { postJson } from "./post.js";
+import { BodyTooLargeError, MAX_REQUEST_BODY_BYTES, postJson, RateLimitedError } from "./post.js";
 
 interface Received {
   method: string | undefined;
@@ -89,5 +89,65 @@ describe("postJson", () => {
         assert.equal(received.length, 2);
       },
     );
+  });
+
+  test("a body over the bound is refused before any connection", async () => {
+    let connections = 0;
+    await withServer(
+      (_n, res) => res.writeHead(200).end(),
+      async (url, received) => {
+        const big = { metadata: { blob: "x".repeat(MAX_REQUEST_BODY_BYTES) } };
+        await assert.rejects(postJson(url, big, fast), (err: unknown) => {
+          assert.ok(err instanceof BodyTooLargeError);
+          assert.match(
+            err.message,
+            /^the request body would be 65560 bytes, over the 65536-byte limit; nothing was sent$/,
+          );
+          return true;
+        });
+        // Just under the bound is sent.
+        const fits = { b: "x".repeat(MAX_REQUEST_BODY_BYTES - 8) };
+        assert.equal(JSON.stringify(fits).length, MAX_REQUEST_BODY_BYTES);
+        assert.deepEqual(await postJson(url, fits, fast), { status: 200 });
+        connections = received.length;
+      },
+    );
+    assert.equal(connections, 1);
+  });
+
+  test("every attempt asks the rate limit first; a refusal stops the retries, unsent", async () => {
+    await withServer(
+      (_n, res) => res.writeHead(503).end(),
+      async (url, received) => {
+        let tokens = 2;
+        const admit = () => tokens-- > 0;
+        await assert.rejects(postJson(url, {}, { ...fast, retries: 5, admit }), RateLimitedError);
+        assert.equal(received.length, 2, "the first attempt and one retry, then no more");
+        await assert.rejects(postJson(url, {}, { ...fast, admit: () => false }), RateLimitedError);
+        assert.equal(received.length, 2);
+      },
+    );
+  });
+
+  test("the answer's body is never read: an endless answer does not hold the call", async () => {
+    let written = 0;
+    await withServer(
+      (_n, res) => {
+        res.writeHead(200, { "content-type": "text/plain" });
+        const chunk = Buffer.alloc(64 * 1024, 0x61);
+        // Writes as long as the connection takes it; a reader of the body would never finish.
+        const pump = (): void => {
+          while (!res.destroyed && res.write(chunk)) written += chunk.length;
+          if (!res.destroyed) res.once("drain", pump);
+        };
+        pump();
+      },
+      async (url) => {
+        const started = Date.now();
+        assert.deepEqual(await postJson(url, {}, { ...fast, retries: 0 }), { status: 200 });
+        assert.ok(Date.now() - started < 1_000, "resolved on the status line");
+      },
+    );
+    assert.ok(written < 16 * 1024 * 1024, `the server could write only what buffers hold (${written} bytes)`);
   });
 });

@@ -45,6 +45,7 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   },
   { command: /^kubectl (patch|get|describe|annotate) canaryapp NAME/, by: "here" },
   { command: /^kubectl label secret NAME canaryapp\.io\/credentials=true$/, by: "here" },
+  { command: /^kubectl annotate secret NAME canaryapp\.io\/allowed-urls=\S+$/, by: "here" },
   // .ci/run runs `make test`, whose prerequisites are these targets (checked below).
   { command: /^make (test|build|lint|test-unit|test-integration|test-e2e|test-docs)$/, by: ".ci/run (make test)" },
   {
@@ -476,6 +477,13 @@ describe("make demo ARGS=--keep, then the README's one-liners against the demo's
       (await sh(`kubectl get secret prom-auth -o jsonpath='{.metadata.labels.canaryapp\\.io/credentials}'`, env))
         .stdout,
       "true",
+    );
+    // …and told where it may be sent.
+    await run(using("kubectl annotate secret NAME canaryapp.io/allowed-urls"), { [APP]: "prom-auth" });
+    assert.equal(
+      (await sh(`kubectl get secret prom-auth -o jsonpath='{.metadata.annotations.canaryapp\\.io/allowed-urls}'`, env))
+        .stdout,
+      "https://prometheus.monitoring.svc:9090",
     );
 
     // The install line, verbatim, against the same cluster.

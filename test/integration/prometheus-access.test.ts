@@ -36,6 +36,8 @@ import { seen } from "../support/rollout-recorder.js";
 const CREDENTIALS_LABEL = "canaryapp.io/prometheus-credentials";
 /** Its current name. */
 const NEUTRAL_LABEL = "canaryapp.io/credentials";
+/** The annotation by which a Secret's owner names where its contents may go. */
+const ALLOWED_URLS = "canaryapp.io/allowed-urls";
 
 interface Listener {
   url: string;
@@ -115,9 +117,12 @@ describe("the controller is no confused deputy", () => {
     // The policy allows the real Prometheus, the token-checking stand-in in front of it and even the
     // attacker's address (the worst case for the credentials rule), but not `outside`.
     const policy = [env.prometheus.url, prometheus.url, attacker.url].join(",");
+    // The listeners speak plain http: the operator allows credentials over it (tenant-destinations.test.ts
+    // shows the https rule).
     const config = loadConfig([`--namespaces=${env.namespace}`, "--leader-elect=false", "--http-address=127.0.0.1:0"], {
       KUBECONFIG: process.env["KUBECONFIG"],
       PROMETHEUS_URL_POLICY: policy,
+      ALLOW_PLAIN_HTTP_CREDENTIALS: "true",
     });
     controller = startController({
       config,
@@ -222,7 +227,12 @@ describe("the controller is no confused deputy", () => {
       const name = "labelled";
       await env.core.createNamespacedSecret({
         namespace: env.namespace,
-        body: { metadata: { name: "prom-creds" }, type: "Opaque", data: { token: b64(promToken) } },
+        // Its owner named the Prometheus it is for, and has not labelled it yet.
+        body: {
+          metadata: { name: "prom-creds", annotations: { [ALLOWED_URLS]: prometheus.url } },
+          type: "Opaque",
+          data: { token: b64(promToken) },
+        },
       });
       const recorder = await deployApp(env, name, appSpec(env, name, { maxWeight: 20 }));
       env.exporter.set(TEST_METRICS.errors, name, 0);
@@ -270,7 +280,11 @@ describe("the controller is no confused deputy", () => {
     await env.core.createNamespacedSecret({
       namespace: env.namespace,
       body: {
-        metadata: { name: "neutral-creds", labels: { [NEUTRAL_LABEL]: "true" } },
+        metadata: {
+          name: "neutral-creds",
+          labels: { [NEUTRAL_LABEL]: "true" },
+          annotations: { [ALLOWED_URLS]: prometheus.url },
+        },
         type: "Opaque",
         data: { token: b64(token) },
       },

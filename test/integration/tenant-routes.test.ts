@@ -54,17 +54,16 @@ describe("tenant boundary: hosts, gateways and names", () => {
     });
   /** The names of everything in `namespace` a CanaryApp could have written. */
   const written = async (namespace: string): Promise<string[]> => {
-    const [deployments, services, vss, drs] = await Promise.all([
-      appsApi.listNamespacedDeployment({ namespace }),
-      core.listNamespacedService({ namespace }),
-      custom.listNamespacedCustomObject({ ...ISTIO, plural: "virtualservices", namespace }),
-      custom.listNamespacedCustomObject({ ...ISTIO, plural: "destinationrules", namespace }),
-    ]);
+    type Named = { items: { metadata: { name: string } }[] };
+    const deployments = await appsApi.listNamespacedDeployment({ namespace });
+    const services = await core.listNamespacedService({ namespace });
+    const vss = (await custom.listNamespacedCustomObject({ ...ISTIO, plural: "virtualservices", namespace })) as Named;
+    const drs = (await custom.listNamespacedCustomObject({ ...ISTIO, plural: "destinationrules", namespace })) as Named;
     const items = [
       ...deployments.items.map((d) => `Deployment/${d.metadata?.name ?? ""}`),
       ...services.items.map((s) => `Service/${s.metadata?.name ?? ""}`),
-      ...(vss as { items: { metadata: { name: string } }[] }).items.map((v) => `VirtualService/${v.metadata.name}`),
-      ...(drs as { items: { metadata: { name: string } }[] }).items.map((d) => `DestinationRule/${d.metadata.name}`),
+      ...vss.items.map((v) => `VirtualService/${v.metadata.name}`),
+      ...drs.items.map((d) => `DestinationRule/${d.metadata.name}`),
     ];
     return items.sort();
   };

@@ -10,7 +10,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CanaryAppSpec } from "../../src/api/types.js";
-import { CREDENTIALS_LABEL, LEGACY_CREDENTIALS_LABEL } from "../../src/metrics/credentials.js";
+import { ALLOWED_URLS_ANNOTATION, CREDENTIALS_LABEL, LEGACY_CREDENTIALS_LABEL } from "../../src/metrics/credentials.js";
+import { runController, type TestController } from "../support/controller.js";
 import { TEST_METRICS } from "../support/exporter.js";
 import { eventually } from "../support/kube.js";
 import { spawnController, type ControllerProcess } from "../support/process.js";
@@ -26,7 +27,10 @@ import {
   type RolloutEnv,
 } from "../support/rollout-env.js";
 
-/** A Secret holding a notification URL, labelled (by default canaryapp.io/credentials) so the controller's cache holds it. */
+/**
+ * A Secret holding a notification URL, labelled (by default canaryapp.io/credentials) so the controller's
+ * cache holds it, and annotated with that URL as where it may be sent.
+ */
 async function notificationSecret(
   env: RolloutEnv,
   name: string,
@@ -36,21 +40,31 @@ async function notificationSecret(
   await env.core.createNamespacedSecret({
     namespace: env.namespace,
     body: {
-      metadata: { name, labels: { [label]: "true" } },
+      metadata: { name, labels: { [label]: "true" }, annotations: { [ALLOWED_URLS_ANNOTATION]: url } },
       stringData: { url },
     },
   });
 }
 
+/**
+ * The receiver listens on loopback over plain http: the operator lists it as a webhook destination and
+ * allows the notification URLs (which are credentials) over http (tenant-destinations.test.ts shows the
+ * defaults).
+ */
+const RECEIVER_FLAGS = ["--webhook-url-policy=127.0.0.1", "--allow-plain-http-credentials"];
+
 describe("webhooks and notifications", () => {
   let env: RolloutEnv;
   let receiver: Receiver;
+  let controller: TestController;
 
   before(async () => {
-    env = await startRolloutEnv("hooks");
+    env = await startRolloutEnv("hooks", { controller: false });
+    controller = runController(env.namespace, RECEIVER_FLAGS);
     receiver = await startReceiver();
   });
   after(async () => {
+    await controller.stop();
     await env.stop();
     await receiver.stop();
   });
@@ -230,7 +244,12 @@ describe("notifications across a controller killed before it could tell", () => 
   const processes: ControllerProcess[] = [];
   const start = (generation: number): ControllerProcess => {
     const started = spawnController(
-      [`--kubeconfig=${process.env["KUBECONFIG"]}`, `--namespaces=${env.namespace}`, "--leader-elect=false"],
+      [
+        `--kubeconfig=${process.env["KUBECONFIG"]}`,
+        `--namespaces=${env.namespace}`,
+        "--leader-elect=false",
+        ...RECEIVER_FLAGS,
+      ],
       `${name}-controller-${generation}`,
     );
     processes.push(started);

@@ -39,10 +39,12 @@ export interface TestController {
 }
 
 /**
- * The URL policy of controllers under test: the default (in-cluster Services) and the loopback address,
- * where the tests' Prometheus listens.
+ * The URL policy of controllers under test: the default (in-cluster Services), the loopback address, where the
+ * tests' Prometheus listens, and the seed sample's Prometheus by its exact host (a Service that does not exist
+ * on the test API server; an exact host is the operator's choice and is not looked up).
  */
-export const TEST_URL_POLICY = "--prometheus-url-policy=127.0.0.1,*.svc,*.svc.cluster.local";
+export const TEST_URL_POLICY =
+  "--prometheus-url-policy=127.0.0.1,prometheus.istio-system.svc,*.svc,*.svc.cluster.local";
 
 /**
  * Runs the real controller in this process, watching one namespace, without leader election, with

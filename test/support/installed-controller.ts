@@ -88,11 +88,26 @@ export async function installedControllerRunsAnApp(run: InstalledControllerRun):
   const secret = `${name}-prom-creds`;
   const image = `registry.example.com/${name}:v1`;
   const apps = canaryApps(kc, namespace);
+  // The app's Prometheus is a Service of its own namespace, allowed by the default *.svc policy: the controller
+  // reads it, with the installed rights, to see that it is a ClusterIP Service with a selector.
+  const prometheus = `${name}-prometheus`;
+  const prometheusURL = `https://${prometheus}.${namespace}.svc:9090`;
   try {
+    await core.createNamespacedService({
+      namespace,
+      body: {
+        metadata: { name: prometheus },
+        spec: { selector: { app: prometheus }, ports: [{ port: 9090 }] },
+      },
+    });
     await core.createNamespacedSecret({
       namespace,
       body: {
-        metadata: { name: secret, labels: { "canaryapp.io/prometheus-credentials": "true" } },
+        metadata: {
+          name: secret,
+          labels: { "canaryapp.io/prometheus-credentials": "true" },
+          annotations: { "canaryapp.io/allowed-urls": prometheusURL },
+        },
         stringData: { token: "not-used-until-a-rollout" },
       },
     });
@@ -103,7 +118,7 @@ export async function installedControllerRunsAnApp(run: InstalledControllerRun):
         imageListenPort: 8080,
         replicas: 1,
         testReplicas: 1,
-        prometheusURL: "http://prometheus.monitoring.svc:9090",
+        prometheusURL,
         prometheus: { secretRef: { name: secret } },
       },
     });
@@ -132,4 +147,5 @@ export async function installedControllerRunsAnApp(run: InstalledControllerRun):
   }
   await apps.delete(name);
   await core.deleteNamespacedSecret({ namespace, name: secret });
+  await core.deleteNamespacedService({ namespace, name: prometheus });
 }
