@@ -91,6 +91,22 @@ describe("cache trims", () => {
     }
   });
 
+  test("a Deployment whose pods are refused keeps the ReplicaFailure condition, observed as the whole one", () => {
+    for (const child of children.filter((c) => c.kind === "Deployment")) {
+      const whole = live(child);
+      const status = whole["status"] as { availableReplicas: number; conditions: object[] };
+      status.availableReplicas = 0;
+      const refusal = 'pods "x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true';
+      status.conditions.push({ type: "ReplicaFailure", status: "True", reason: "FailedCreate", message: refusal });
+      const trimmed = trimDeployment(structuredClone(whole));
+      assert.equal(observeDeployment(trimmed)?.podsRefused, refusal);
+      assert.deepEqual(observeDeployment(trimmed), observeDeployment(whole));
+      assert.deepEqual((trimmed["status"] as { conditions: object[] }).conditions, [
+        { type: "ReplicaFailure", status: "True", message: refusal },
+      ]);
+    }
+  });
+
   test("a trimmed StatefulSet is observed as the whole one, drift repair sees it whole, and keeps only what is read", () => {
     const stateful = seedApp({ replicas: 3, workload: { kind: "StatefulSet" } });
     const sts = desiredChildren(stateful, withDefaults(stateful.spec), plan, istioRouter, statefulSetTarget)

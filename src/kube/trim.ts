@@ -72,13 +72,22 @@ export function trimChild<T>(obj: T): T {
   return obj;
 }
 
-/** A Deployment: as any child, and its status cut to the counters the controller reads. */
+/**
+ * A Deployment: as any child, and its status cut to the counters the controller reads and, when its pods
+ * cannot be created, the ReplicaFailure condition's type, status and message (`podsRefused`).
+ */
 export function trimDeployment<T>(obj: T): T {
   if (!isRecord(obj)) return obj;
   const o: Json = obj;
   trimMetadata(o);
-  const status = pick(o["status"], DEPLOYMENT_STATUS);
-  if (status !== undefined) o["status"] = status;
+  const whole = o["status"];
+  const status = pick(whole, DEPLOYMENT_STATUS);
+  if (status !== undefined) {
+    const conditions = isRecord(whole) && Array.isArray(whole["conditions"]) ? whole["conditions"] : [];
+    const failure = conditions.find((c) => isRecord(c) && c["type"] === "ReplicaFailure");
+    if (failure !== undefined) status["conditions"] = [pick(failure, ["type", "status", "message"])];
+    o["status"] = status;
+  }
   return obj;
 }
 
