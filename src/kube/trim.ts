@@ -83,7 +83,7 @@ export function trimDeployment<T>(obj: T): T {
   const whole = o["status"];
   const status = pick(whole, DEPLOYMENT_STATUS);
   if (status !== undefined) {
-    const conditions = isRecord(whole) && Array.isArray(whole["conditions"]) ? whole["conditions"] : [];
+    const conditions: unknown[] = isRecord(whole) && Array.isArray(whole["conditions"]) ? whole["conditions"] : [];
     const failure = conditions.find((c) => isRecord(c) && c["type"] === "ReplicaFailure");
     if (failure !== undefined) status["conditions"] = [pick(failure, ["type", "status", "message"])];
     o["status"] = status;
