@@ -104,7 +104,7 @@ export function podsText(workloads: Record<Track, WorkloadState | null>, style: 
 }
 
 /** Reasons that are no verdict (too little evidence), shown as "…" rather than a failure. */
-const NO_VERDICT = ["NoTraffic", "TooFewRequests", "TooFewSamples"];
+const NO_VERDICT = ["NoTraffic", "TooFewRequests", "TooFewSamples", "LatencyUnmeasured"];
 
 /**
  * One analysis result: "prometheusQuery ✔ no failing series", "prometheusQuery ✘ 7.5",

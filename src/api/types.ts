@@ -524,7 +524,7 @@ export interface CanaryState {
    * one interval after the later of this and `stepRoutedAt`.
    */
   stepStartedAt: string;
-  /** Set while the paused annotation holds; on resume the step timer restarts. */
+  /** Set while the paused annotation holds; on resume every clock moves on by the time paused (ADR 0022). */
   pausedAt?: string;
   /** Ending stages: when the route was first observed carrying nothing to the secondary (the drain began). */
   drainedAt?: string;

@@ -162,7 +162,11 @@ export class CanaryReconciler {
       // Retrying cannot help until the spec changes, and a spec change reconciles again by itself; an object
       // in the way that is not ours may be handed over with an annotation on it, which no watch of ours sees.
       await this.emit(app, { type: "Warning", reason: rejection.reason, message: rejection.message }, log);
-      return this.finish(app, rejection.reason === "ChildNotOwned" ? NOT_OWNED_RECHECK_SECONDS : undefined);
+      // A refused child may hold a running test: the planner's requeue brings its deadline (RouteRefused).
+      return this.finish(
+        app,
+        rejection.reason === "ChildNotOwned" ? NOT_OWNED_RECHECK_SECONDS : plan.requeueAfterSeconds,
+      );
     }
     return this.finish(app, plan.requeueAfterSeconds);
   }

@@ -228,6 +228,19 @@ describe("desiredChildren", () => {
     assert.deepEqual(remove, []);
   });
 
+  test("a rollback whose route write is refused: the secondary's Service selects the primary's pods", () => {
+    const plan: Plan = { ...basePlan, secondaryServiceSelects: "primary" };
+    const selectorOf = (apply: ChildObject[], name: string) =>
+      (apply.find((o) => o.kind === "Service" && o.metadata.name === name) as ServiceObject).spec.selector;
+    const { apply } = desiredChildren(app, spec, plan, istioRouter);
+    assert.deepEqual(selectorOf(apply, "canaryapp-sample-secondary"), selectorOf(apply, "canaryapp-sample-primary"));
+    const stateful = seedApp({ replicas: 3, workload: { kind: "StatefulSet" } });
+    const shared = desiredChildren(stateful, withDefaults(stateful.spec), plan, istioRouter, statefulSetTarget).apply;
+    assert.deepEqual(selectorOf(shared, "canaryapp-sample-secondary"), selectorOf(shared, "canaryapp-sample-primary"));
+    const usual = desiredChildren(app, spec, basePlan, istioRouter).apply;
+    assert.notDeepEqual(selectorOf(usual, "canaryapp-sample-secondary"), selectorOf(usual, "canaryapp-sample-primary"));
+  });
+
   describe("with a StatefulSet", () => {
     const stateful = seedApp({ replicas: 3, workload: { kind: "StatefulSet" } });
     const statefulSpec = withDefaults(stateful.spec);

@@ -1,6 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import { appRef, childNames } from "../api/meta.js";
 import type { CanaryApp } from "../api/types.js";
+import { LABELS } from "../api/types.js";
 import type { Plan } from "../rollout/types.js";
 import type { RoutingObject, TrafficRouter } from "../router/router.js";
 import { deploymentTarget } from "../workload/deployment.js";
@@ -64,9 +65,12 @@ export function desiredChildren(
     plan.secondary !== null && templates !== undefined && templates.secondary.imageListenPort !== primaryPort;
   // The pods' port: by name ("http") while the two tracks listen on different ports (a revision under test).
   const targetPort = portsDiffer ? "http" : primaryPort;
+  // A rollback whose route write is refused: the share the stuck route still sends goes to the primary's pods.
+  const secondaryTrackSelector =
+    plan.secondaryServiceSelects === "primary" ? { [LABELS.app]: name, [LABELS.track]: "primary" } : undefined;
   const apply: ChildObject[] = [
     buildTrackService(app, spec, "primary", targetPort),
-    buildTrackService(app, spec, "secondary", targetPort),
+    buildTrackService(app, spec, "secondary", targetPort, secondaryTrackSelector),
     ...router.desired(app, spec, plan.weights),
     buildService(app, spec, targetPort),
     workload.desired(app, spec, "primary", { ...plan.primary, ...(templates ? { template: templates.primary } : {}) }),
@@ -111,7 +115,13 @@ function sharedChildren(
   return {
     apply: [
       buildTrackService(app, spec, "primary", targetPort, selectors.primary),
-      buildTrackService(app, spec, "secondary", targetPort, selectors.secondary),
+      buildTrackService(
+        app,
+        spec,
+        "secondary",
+        targetPort,
+        plan.secondaryServiceSelects === "primary" ? selectors.primary : selectors.secondary,
+      ),
       ...router.desired(app, spec, plan.weights, selectors),
       buildService(app, spec, targetPort, selectors.primary),
       workload.desired(app, spec, wants),

@@ -295,6 +295,12 @@ describe("judgeAnalysis: no pass without evidence", () => {
       cause: "NoEvidence",
     },
     {
+      name: "a comparison that could not measure one track's latency: inconclusive, never a pass",
+      results: [shown, { name: "compare-with-primary", kind: "compare", passed: false, reason: "LatencyUnmeasured" }],
+      verdict: "inconclusive",
+      cause: "NoEvidence",
+    },
+    {
       name: "a comparison that finds the secondary worse: failed",
       results: [shown, { name: "compare-with-primary", kind: "compare", passed: false, reason: "ErrorRatioWorse" }],
       verdict: "failed",

@@ -18,6 +18,7 @@ export type MetricReason =
   | "ErrorRatioWorse"
   | "LatencyWorse"
   | "TooFewSamples"
+  | "LatencyUnmeasured"
   | "WebhookAnswered"
   | "WebhookRejected";
 
@@ -30,6 +31,9 @@ const VIOLATIONS: ReadonlySet<string> = new Set<MetricReason>([
   "LatencyWorse",
   "WebhookRejected",
 ]);
+
+/** Reasons of a comparison that reached no verdict: the analysis is inconclusive, never passed. */
+const UNJUDGED: ReadonlySet<string> = new Set<MetricReason>(["TooFewSamples", "LatencyUnmeasured"]);
 
 /** A number as people read it in a status line: at most three decimals, no trailing zeros. */
 export function formatNumber(value: number): string {
@@ -59,7 +63,11 @@ export function checkRule(check: AnalysisCheck): string {
       const c = check.compare;
       return c === undefined
         ? "secondary no worse than the primary"
-        : `≥ ${c.minSamples} requests on each track; the secondary's 5xx ratio not above the primary's (one-sided two-proportion z ≤ ${Z_CRITICAL}, or at most ${c.errorMarginPercent} points more); p99 ratio ≤ ${c.latencyRatioMax}`;
+        : `≥ ${c.minSamples} requests on each track; the secondary's 5xx ratio not above the primary's (one-sided two-proportion z ≤ ${Z_CRITICAL}, or at most ${c.errorMarginPercent} points more); p99 ratio ≤ ${c.latencyRatioMax}${
+            c.latencyMaxMs !== undefined
+              ? ` (without a primary p99: ≤ ${formatNumber(c.latencyMaxMs)} ms)`
+              : " (no verdict without a p99 on both tracks)"
+          }`;
     }
   }
 }
@@ -276,8 +284,9 @@ export interface JudgeOptions {
  * The verdict of one analysis, in this order:
  * 1. A rule broken by what was measured (a seed query's series, a value beyond a bound) fails, with or
  *    without evidence of traffic: failing never needs more proof than the failure.
- * 2. Without evidence that the secondary served traffic in the step (when it is required), nothing else
- *    counts: inconclusive (`NoEvidence`), never a pass. A failed traffic query goes to 4.
+ * 2. Without evidence that the secondary served traffic in the step (when it is required), or a comparison
+ *    short of requests or of a p99 on both tracks, nothing else counts: inconclusive (`NoEvidence`), never a
+ *    pass. A failed traffic query goes to 4.
  * 3. Any other failure but a failed query (no data for a metric, with traffic shown) fails.
  * 4. Failed queries fail, or are inconclusive (`PrometheusUnavailable`) when `failWhenPrometheusFails` is
  *    false: Prometheus' trouble says nothing about the image.
@@ -288,8 +297,8 @@ export function judgeAnalysis(results: readonly MetricResult[], options: JudgeOp
   const failures = results.filter((r) => !r.passed);
   const broken = failures.find((r) => VIOLATIONS.has(r.reason));
   if (broken !== undefined) return { kind: "failed", decisive: broken };
-  // A comparison without enough requests on both tracks is no evidence either.
-  const unsampled = results.find((r) => r.reason === "TooFewSamples");
+  // A comparison without enough requests, or without a latency measurement, on both tracks is no evidence either.
+  const unsampled = results.find((r) => UNJUDGED.has(r.reason));
   if (unsampled !== undefined) {
     return { kind: "inconclusive", cause: "NoEvidence", message: describeResult(unsampled), decisive: unsampled };
   }

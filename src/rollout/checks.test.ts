@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import { withDefaults } from "../api/defaults.js";
 import type { CanaryAppSpec } from "../api/types.js";
 import {
+  COMPARE_CHECK_NAME,
   DEFAULT_SUCCESS_RATE_MIN,
   SEED_CHECK_NAME,
   TRAFFIC_CHECK_NAME,
@@ -65,6 +66,22 @@ describe("analysisChecks", () => {
       spec({ analysis: { metrics: [{ name: "request-duration", query: "q", max: 1 }] } }),
     );
     assert.equal(check?.query, "q");
+  });
+
+  describe("the comparison's bound for a secondary p99 without a primary p99 to compare with", () => {
+    const compared = (metrics: NonNullable<CanaryAppSpec["analysis"]>["metrics"]) =>
+      analysisChecks(spec({ analysis: { compare: {}, metrics } })).find((c) => c.name === COMPARE_CHECK_NAME)?.compare
+        ?.latencyMaxMs;
+    const cases: { name: string; metrics: NonNullable<CanaryAppSpec["analysis"]>["metrics"]; want?: number }[] = [
+      { name: "the built-in request-duration's max", metrics: [{ name: "request-duration", max: 500 }], want: 500 },
+      { name: "none without request-duration", metrics: [{ name: "request-success-rate", min: 99 }] },
+      { name: "none when request-duration has only a min", metrics: [{ name: "request-duration", min: 1 }] },
+      {
+        name: "none when request-duration has its own query (its units are its own)",
+        metrics: [{ name: "request-duration", query: "q", max: 2 }],
+      },
+    ];
+    for (const c of cases) test(c.name, () => assert.equal(compared(c.metrics), c.want));
   });
 
   test("the evidence takes the spec's minimum and query", () => {

@@ -88,7 +88,7 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
     checks.push({ name: SEED_CHECK_NAME, mode: "seed", query: spec.prometheusQuery });
   }
   if (spec.analysis.compare !== undefined) {
-    checks.push({ name: COMPARE_CHECK_NAME, mode: "compare", query: COMPARE_QUERY, compare: spec.analysis.compare });
+    checks.push({ name: COMPARE_CHECK_NAME, mode: "compare", query: COMPARE_QUERY, compare: compareSettings(spec) });
   }
   for (const metric of spec.analysis.metrics) {
     const query = metric.query ?? (isBuiltin(metric.name) ? BUILTIN_QUERIES[metric.name] : undefined);
@@ -116,6 +116,18 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
     });
   }
   return checks;
+}
+
+/**
+ * The comparison's settings: the spec's, and the absolute bound of the secondary's p99 for when the primary
+ * has none to compare with, which is the built-in `request-duration` check's `max` (the secondary's p99 in
+ * ms) when the spec sets one on the built-in query.
+ */
+function compareSettings(spec: ResolvedSpec): CompareSettings | undefined {
+  const compare = spec.analysis.compare;
+  if (compare === undefined) return undefined;
+  const duration = spec.analysis.metrics.find((m) => m.name === "request-duration" && m.query === undefined);
+  return duration?.max !== undefined ? { ...compare, latencyMaxMs: duration.max } : compare;
 }
 
 /** The spec's webhooks of one type as checks, in the spec's order. */

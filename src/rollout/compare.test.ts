@@ -88,6 +88,156 @@ describe("judgeComparison", () => {
     });
   }
 
+  /*
+   * What the message says of the errors: both tests, each with its verdict, joined by "and" when they
+   * agree and by "but" when only one of them finds the secondary worse (the step fails only when both do).
+   */
+  const said: { name: string; f: Partial<Record<Figure, number>>; passed: boolean; message: RegExp }[] = [
+    {
+      name: "significant and beyond the margin: fails, and says both",
+      f: { primary_total: 3000, primary_errors: 30, secondary_total: 300, secondary_errors: 90 },
+      passed: false,
+      message: /: z \d+\.?\d* > 2\.326 \(significant\) and \+29 points > 1 \(beyond the margin\)$/,
+    },
+    {
+      name: "significant but within the margin: passes on the margin, not on z",
+      f: { primary_total: 1e6, primary_errors: 1e4, secondary_total: 1e6, secondary_errors: 1.5e4 },
+      passed: true,
+      message: /: z 31\.\d+ > 2\.326 \(significant\) but \+0\.5 points ≤ 1 \(within the margin\);/,
+    },
+    {
+      name: "beyond the margin but not significant: passes on z, not on the margin",
+      f: { primary_total: 100, primary_errors: 1, secondary_total: 100, secondary_errors: 3 },
+      passed: true,
+      message: /: \+2 points > 1 \(beyond the margin\) but z \d\.\d+ ≤ 2\.326 \(not significant\);/,
+    },
+    {
+      name: "neither: passes on both",
+      f: { primary_total: 3000, primary_errors: 300, secondary_total: 300, secondary_errors: 0 },
+      passed: true,
+      message: /: z -\d+\.?\d* ≤ 2\.326 \(not significant\) and -10 points ≤ 1 \(within the margin\);/,
+    },
+  ];
+  for (const c of said) {
+    test(`the errors' message: ${c.name}`, () => {
+      const r = judgeComparison(c.f, settings);
+      assert.equal(r.passed, c.passed);
+      assert.match(r.message ?? "", c.message);
+      assert.doesNotMatch(r.message ?? "", c.passed ? /> 2\.326 \(significant\) and/ : /≤ 2\.326/);
+    });
+  }
+
+  /*
+   * The latency check runs whenever either track has a p99 in the window. A p99 of 0 ms is no measurement
+   * (Prometheus' histogram_quantile gives more than 0 for any request in Istio's buckets, NaN for none).
+   * Without a primary p99 to compare with, a secondary's p99 is never passed: it is inconclusive.
+   */
+  const enough = { primary_total: 500, secondary_total: 500 };
+  const latency: {
+    name: string;
+    f: Partial<Record<Figure, number>>;
+    settings?: CompareSettings;
+    reason: string;
+    passed: boolean;
+    message: RegExp;
+  }[] = [
+    {
+      name: "a primary p99 of 0 against a secondary at 5 s: no verdict, never a pass",
+      f: { ...enough, primary_p99: 0, secondary_p99: 5000 },
+      reason: "LatencyUnmeasured",
+      passed: false,
+      message: /p99 5000 ms, but the primary has no p99 to compare it with \(0 ms\)/,
+    },
+    {
+      name: "no primary histogram against a secondary at 5 s: no verdict",
+      f: { ...enough, secondary_p99: 5000 },
+      reason: "LatencyUnmeasured",
+      passed: false,
+      message: /p99 5000 ms, but the primary has no p99 to compare it with \(no latency histogram in the window\)/,
+    },
+    {
+      name: "a primary without any request against a secondary at 5 s: too few samples, never a pass",
+      f: { primary_total: 0, secondary_total: 500, secondary_p99: 5000 },
+      reason: "TooFewSamples",
+      passed: false,
+      message: /too few requests to compare: secondary 500, primary 0/,
+    },
+    {
+      name: "a primary p99 and none for the secondary: no verdict",
+      f: { ...enough, primary_p99: 100 },
+      reason: "LatencyUnmeasured",
+      passed: false,
+      message: /the secondary has no p99 \(no latency histogram in the window\) to compare with the primary's 100 ms/,
+    },
+    {
+      name: "both p99s 0: no verdict",
+      f: { ...enough, primary_p99: 0, secondary_p99: 0 },
+      reason: "LatencyUnmeasured",
+      passed: false,
+      message: /the secondary has no p99 \(0 ms\)/,
+    },
+    {
+      name: "no primary p99, a secondary above request-duration's max: fails on the absolute bound",
+      f: { ...enough, secondary_p99: 5000 },
+      settings: { ...settings, latencyMaxMs: 500 },
+      reason: "LatencyWorse",
+      passed: false,
+      message: /p99 5000 ms, but the primary has no p99 to compare it with .*; > 500 ms \(request-duration max\)$/,
+    },
+    {
+      name: "a primary p99 of 0, a secondary within request-duration's max: passes on the absolute bound",
+      f: { ...enough, primary_p99: 0, secondary_p99: 300 },
+      settings: { ...settings, latencyMaxMs: 500 },
+      reason: "ok",
+      passed: true,
+      message: /p99 300 ms, but the primary has no p99 to compare it with \(0 ms\); ≤ 500 ms \(request-duration max\)$/,
+    },
+    {
+      name: "the absolute bound never stands in for the secondary's own p99",
+      f: { ...enough, primary_p99: 100 },
+      settings: { ...settings, latencyMaxMs: 500 },
+      reason: "LatencyUnmeasured",
+      passed: false,
+      message: /the secondary has no p99/,
+    },
+    {
+      name: "both in the +Inf bucket: a ratio of 1, not NaN",
+      f: { ...enough, primary_p99: Infinity, secondary_p99: Infinity },
+      reason: "ok",
+      passed: true,
+      message: /ratio 1 ≤ 1\.5$/,
+    },
+    {
+      name: "no histogram on either track: the errors decide, and the message says latency was not compared",
+      f: { ...enough },
+      reason: "ok",
+      passed: true,
+      message: /; p99 not compared: neither track has a latency histogram in the window$/,
+    },
+    {
+      name: "a p99 within the bound: passes, and says the ratio and the bound",
+      f: { ...enough, primary_p99: 100, secondary_p99: 140 },
+      reason: "ok",
+      passed: true,
+      message: /; p99 140 ms vs primary 100 ms, ratio 1\.4 ≤ 1\.5$/,
+    },
+    {
+      name: "a p99 beyond the bound: fails, and says the ratio and the bound",
+      f: { ...enough, primary_p99: 100, secondary_p99: 200 },
+      reason: "LatencyWorse",
+      passed: false,
+      message: /; p99 200 ms vs primary 100 ms, ratio 2 > 1\.5$/,
+    },
+  ];
+  for (const c of latency) {
+    test(`latency: ${c.name}`, () => {
+      const r = judgeComparison(c.f, c.settings ?? settings);
+      assert.equal(r.reason, c.reason, r.message);
+      assert.equal(r.passed, c.passed);
+      assert.match(r.message ?? "", c.message);
+    });
+  }
+
   test("the figures are in the result and the message", () => {
     const r = judgeComparison(
       { primary_total: 3000, primary_errors: 30, secondary_total: 300, secondary_errors: 90 },
@@ -100,7 +250,7 @@ describe("judgeComparison", () => {
     assert.ok((r.figures?.["z"] ?? 0) > Z_CRITICAL);
     assert.match(
       r.message ?? "",
-      /^errors 90\/300 \(30 %\) vs primary 30\/3000 \(1 %\), z \d+(\.\d+)? > 2\.326 and 29 points > 1$/,
+      /^errors 90\/300 \(30 %\) vs primary 30\/3000 \(1 %\): z \d+(\.\d+)? > 2\.326 \(significant\) and \+29 points > 1 \(beyond the margin\)$/,
     );
   });
 });

@@ -3,7 +3,7 @@ import { ANNOTATIONS, CONDITION } from "../api/types.js";
 import { findCondition, setCondition } from "./conditions.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, emit } from "./context.js";
-import { isTesting, promoteRefusal, promotionDue, rollbackDue } from "./decisions.js";
+import { isTesting, promoteRefusal, promotionDue, resumedClocks, rollbackDue } from "./decisions.js";
 import { testFacts } from "./facts.js";
 import { forgetFailedImage, retryMatches } from "./failed-images.js";
 import { enterPromoting, startRollback, stepLabel } from "./lifecycle.js";
@@ -140,8 +140,9 @@ export function handleImageChange(ctx: PlanContext, canary: CanaryState): void {
 }
 
 /**
- * `paused` holds a test where it is: no step, no analysis, no deadline. On resume the step timer restarts,
- * so the next analysis covers a whole interval of traffic at the current weight.
+ * `paused` holds a test where it is: no step, no analysis, no deadline. On resume every clock moves forward
+ * by the time paused (resumedClocks): no deadline counts it, and the step's interval goes on where it stopped.
+ * Called before the stage moves on (advanceStage), which must see the clocks moved.
  */
 export function handlePause(ctx: PlanContext, canary: CanaryState): void {
   if (!isTesting(canary.stage)) {
@@ -159,8 +160,9 @@ export function handlePause(ctx: PlanContext, canary: CanaryState): void {
       `paused the test of ${canary.image} ${stepLabel(ctx, canary)}; remove the ${ANNOTATIONS.paused} annotation to resume`,
     );
   } else if (!ctx.requests.paused && canary.pausedAt !== undefined) {
+    const resumed = resumedClocks(canary, ctx.at);
     delete canary.pausedAt;
-    canary.stepStartedAt = ctx.at;
+    Object.assign(canary, resumed);
     emit(ctx, "Normal", "Resumed", `resumed the test of ${canary.image} ${stepLabel(ctx, canary)}`);
   }
 }

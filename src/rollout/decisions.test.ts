@@ -1,20 +1,23 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { MetricResult } from "../api/types.js";
+import type { CanaryState, MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import type { Progress, TestFacts } from "./decisions.js";
 import {
   capacityWait,
+  clockAfterPause,
   gateDue,
   promoteRefusal,
   promotionDue,
   promotionGateReached,
   replicasForWeight,
+  resumedClocks,
   rollbackDue,
   routeCarries,
   secondaryHeld,
   secondaryReplicas,
   secondaryRemovable,
+  secondaryServiceTrack,
   stepClockStart,
   stepComplete,
   stepDue,
@@ -289,6 +292,47 @@ describe("rollbackDue: when does it roll back?", () => {
       want: "ProgressDeadlineExceeded",
     },
     { name: "secondary not ready yet, within the deadline", f: facts(waiting), want: undefined },
+    {
+      name: "a step the route has not carried for the deadline, its apply refused",
+      f: facts({ applyRefused: "VirtualService a/web: apply: denied" }, { routed: false, deadlinePassed: true }),
+      want: "RouteRefused",
+    },
+    {
+      name: "the same within the deadline",
+      f: facts({ applyRefused: "VirtualService a/web: apply: denied" }, { routed: false }),
+      want: undefined,
+    },
+    {
+      name: "the same, paused",
+      f: facts(
+        { applyRefused: "VirtualService a/web: apply: denied", paused: true },
+        { routed: false, deadlinePassed: true },
+      ),
+      want: undefined,
+    },
+    {
+      name: "a step not on the route for the deadline, nothing refused (the route is applied again)",
+      f: facts({}, { routed: false, deadlinePassed: true }),
+      want: undefined,
+    },
+    {
+      name: "an apply refused while the route carries the step: nothing holds it",
+      f: facts({ applyRefused: "Deployment a/web-secondary: apply: invalid" }, { deadlinePassed: true }),
+      want: undefined,
+    },
+    {
+      name: "an apply refused, the secondary not ready for the deadline: that is the reason",
+      f: facts({ applyRefused: "denied", secondaryReady: false }, { routed: false, deadlinePassed: true }),
+      want: "SecondaryNotReady",
+    },
+    {
+      name: "an apply refused while awaiting promotion: a person decides, nothing is held",
+      f: facts(
+        { stage: "AwaitingPromotion", ...last, applyRefused: "denied" },
+        { routed: false, deadlinePassed: true },
+      ),
+      want: undefined,
+    },
     {
       name: "secondary not ready past the deadline, paused",
       f: facts({ ...waiting, paused: true }, { deadlinePassed: true }),
@@ -705,4 +749,129 @@ describe("routeCarries", () => {
   for (const c of cases) {
     test(c.name, () => assert.equal(routeCarries(c.routed, { primary: 80, secondary: 20 }), c.want));
   }
+});
+
+describe("clockAfterPause: how does a pause count toward a deadline?", () => {
+  const t = (seconds: number): string => new Date(Date.UTC(2026, 2, 1, 12, 0, seconds)).toISOString();
+  // Paused at 100 s, resumed at 1000 s.
+  const cases: { name: string; since: string; want: string }[] = [
+    { name: "a clock started before the pause: moved by the whole pause", since: t(40), want: t(940) },
+    { name: "started the moment the pause began: moved by the whole pause", since: t(100), want: t(1000) },
+    {
+      name: "started during the pause (readiness changed while paused): from the resume",
+      since: t(400),
+      want: t(1000),
+    },
+    { name: "started the moment of the resume: unchanged", since: t(1000), want: t(1000) },
+    {
+      name: "an unreadable start counts as the epoch: moved by the whole pause",
+      since: "garbage",
+      want: new Date(900_000).toISOString(),
+    },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(clockAfterPause(c.since, t(100), t(1000)), c.want));
+
+  test("the time left on a clock after the pause is the time it had left when the pause began", () => {
+    for (const since of [0, 30, 99]) {
+      const moved = Date.parse(clockAfterPause(t(since), t(100), t(1000)));
+      assert.equal(moved + 600_000 - Date.parse(t(1000)), Date.parse(t(since)) + 600_000 - Date.parse(t(100)));
+    }
+  });
+});
+
+describe("resumedClocks: every clock of a paused test moves, nothing else does", () => {
+  const t = (seconds: number): string => new Date(Date.UTC(2026, 2, 1, 12, 0, seconds)).toISOString();
+  const paused: CanaryState = {
+    image: "app:v2",
+    stage: "Stepping",
+    step: 1,
+    startedAt: t(0),
+    stepStartedAt: t(60),
+    stepBeganAt: t(10),
+    stepRoutedAt: t(12),
+    pausedAt: t(100),
+    failedChecks: 0,
+    inconclusive: { count: 2, since: t(30) },
+    gates: {
+      passed: ["confirm-rollout"],
+      waiting: { type: "confirm-promotion", name: "hook", message: "503", since: t(20), checkedAt: t(90) },
+    },
+    approval: { batch: 1, since: t(50) },
+  };
+  const resumed = resumedClocks(paused, t(1000));
+  const cases: { name: string; got: unknown; want: unknown }[] = [
+    { name: "the progress deadline and the interval (stepStartedAt)", got: resumed.stepStartedAt, want: t(960) },
+    { name: "the interval's start on the route (stepRoutedAt)", got: resumed.stepRoutedAt, want: t(912) },
+    {
+      name: "the deadline for a verdict (inconclusive.since)",
+      got: resumed.inconclusive,
+      want: { count: 2, since: t(930) },
+    },
+    { name: "a held gate's next ask (checkedAt)", got: resumed.gates?.waiting?.checkedAt, want: t(990) },
+    { name: "the gates passed are kept", got: resumed.gates?.passed, want: ["confirm-rollout"] },
+    { name: "the gate's wait began when it began", got: resumed.gates?.waiting?.since, want: t(20) },
+    { name: "the approval's wait began when it began", got: resumed.approval, want: { batch: 1, since: t(50) } },
+    { name: "the evidence window keeps the paused traffic (stepBeganAt)", got: resumed.stepBeganAt, want: t(10) },
+    { name: "the test started when it started", got: resumed.startedAt, want: t(0) },
+    { name: "no longer paused", got: "pausedAt" in resumed, want: false },
+  ];
+  for (const c of cases) test(c.name, () => assert.deepEqual(c.got, c.want));
+
+  test("absent clocks stay absent; the input is not modified", () => {
+    const bare: CanaryState = { ...paused };
+    delete bare.stepRoutedAt;
+    delete bare.inconclusive;
+    delete bare.gates;
+    const before = structuredClone(bare);
+    const r = resumedClocks(bare, t(1000));
+    assert.deepEqual(bare, before);
+    assert.equal("stepRoutedAt" in r || "inconclusive" in r || "gates" in r, false);
+  });
+
+  test("a test that was not paused is unchanged", () => {
+    const { pausedAt: _, ...running } = paused;
+    assert.deepEqual(resumedClocks(running, t(1000)), running);
+  });
+});
+
+describe("secondaryServiceTrack: which pods does the secondary's Service select?", () => {
+  const still = { primary: 80, secondary: 20 };
+  const cases: { name: string; f: Parameters<typeof secondaryServiceTrack>[0]; want: "primary" | "secondary" }[] = [
+    {
+      name: "a test under way",
+      f: { stage: "Stepping", applyRefused: false, routedWeights: still },
+      want: "secondary",
+    },
+    {
+      name: "a step held by a refused route: the secondary keeps the share it was tested at",
+      f: { stage: "Stepping", applyRefused: true, routedWeights: still },
+      want: "secondary",
+    },
+    {
+      name: "rolling back, the route still routed to the secondary and refused: the primary's pods",
+      f: { stage: "RollingBack", applyRefused: true, routedWeights: still },
+      want: "primary",
+    },
+    {
+      name: "rolling back, the route refused but already drained: its own",
+      f: { stage: "RollingBack", applyRefused: true, routedWeights: { primary: 100, secondary: 0 } },
+      want: "secondary",
+    },
+    {
+      name: "rolling back, the route refused and missing: nothing routes to it",
+      f: { stage: "RollingBack", applyRefused: true, routedWeights: null },
+      want: "secondary",
+    },
+    {
+      name: "rolling back, nothing refused (the route is being written): its own",
+      f: { stage: "RollingBack", applyRefused: false, routedWeights: still },
+      want: "secondary",
+    },
+    {
+      name: "finalising: the secondary runs the promoted image, its own",
+      f: { stage: "Finalising", applyRefused: true, routedWeights: still },
+      want: "secondary",
+    },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(secondaryServiceTrack(c.f), c.want));
 });

@@ -8,8 +8,11 @@
  * - when does it wait for a person? {@link promotionGateReached}
  * - when does a webhook hold it?   {@link gateDue} (confirm-rollout, pre-rollout, confirm-promotion)
  * - when does it roll back?        {@link rollbackDue}
+ * - where does the secondary's share go while the route is refused? {@link secondaryServiceTrack}
  * - when does it look again?       {@link requeueAfterSeconds}
  * - how many pods does the secondary run? {@link secondaryReplicas} (and {@link replicasForWeight})
+ * - how does a pause count toward a deadline? It does not: {@link clockAfterPause}, over every clock
+ *   ({@link resumedClocks})
  *
  * Each is pure over {@link TestFacts}, a snapshot of one test taken where the planner asks; the planner
  * (stages.ts, controls.ts, lifecycle.ts) keeps only the effects: it moves the stage, records, emits. The
@@ -17,11 +20,50 @@
  */
 import type { ResolvedAnalysis } from "../api/defaults.js";
 import { ANNOTATIONS } from "../api/types.js";
-import type { CanaryStage, CanaryState, MetricResult, Scaling, WebhookType } from "../api/types.js";
+import type { CanaryStage, CanaryState, MetricResult, Scaling, Track, WebhookType } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import { describeResult } from "./analysis.js";
-import { later, secondsUntil } from "./time.js";
+import { later, movedPast, secondsUntil } from "./time.js";
 import type { Weights } from "./types.js";
+
+/**
+ * How does a pause count toward a deadline? It does not: every clock a test keeps counts only the time the
+ * test was not paused (ADR 0022). The status keeps no record of past pauses, only the current one
+ * (`pausedAt`), so the rule is applied when a pause ends: a clock's start moves forward by the part of the
+ * pause that came after it. A clock started before the pause moves by the whole pause; one started during
+ * it (the secondary's readiness changed while paused) moves to the moment of the resume.
+ */
+export function clockAfterPause(since: string, pausedAt: string, resumedAt: string): string {
+  return movedPast(since, pausedAt, resumedAt);
+}
+
+/**
+ * The clocks of a paused test once it resumes at `resumedAt`, each moved by {@link clockAfterPause}:
+ * - `stepStartedAt`: the progress deadline (for a secondary not available, or not ready, and for a step
+ *   that waits for a route the API server refuses) and, with `stepRoutedAt`, the step's analysis interval,
+ *   which goes on where it stopped;
+ * - `inconclusive.since`: the deadline for a verdict;
+ * - `gates.waiting.checkedAt`: when a held gate is asked again.
+ * What only says when something began (`startedAt`, `stepBeganAt`, the waits' `since`) is no clock and
+ * keeps its time: `stepBeganAt` starts the step's evidence window, and the step's weight carried traffic
+ * while paused. The test is otherwise unchanged; `pausedAt` is gone.
+ */
+export function resumedClocks(canary: Readonly<CanaryState>, resumedAt: string): CanaryState {
+  const { pausedAt, ...state } = canary;
+  if (pausedAt === undefined) return { ...state };
+  const move = (since: string): string => clockAfterPause(since, pausedAt, resumedAt);
+  const { stepRoutedAt, inconclusive, gates } = canary;
+  const waiting = gates?.waiting;
+  return {
+    ...state,
+    stepStartedAt: move(canary.stepStartedAt),
+    ...(stepRoutedAt !== undefined ? { stepRoutedAt: move(stepRoutedAt) } : {}),
+    ...(inconclusive !== undefined ? { inconclusive: { ...inconclusive, since: move(inconclusive.since) } } : {}),
+    ...(waiting !== undefined
+      ? { gates: { ...gates, waiting: { ...waiting, checkedAt: move(waiting.checkedAt) } } }
+      : {}),
+  };
+}
 
 /** The stages in which the image is still under test: they can be paused, promoted early or superseded. */
 export function isTesting(stage: CanaryStage): boolean {
@@ -66,6 +108,11 @@ export interface TestFacts {
   inconclusiveLimit: number;
   /** Prometheus gave no answer at the last analysis: the secondary gets no traffic until it does. */
   trafficWithheld: boolean;
+  /**
+   * The API server refused the last apply of the children: its message (reported.ts, applyRefusal).
+   * Absent while every child applies.
+   */
+  applyRefused?: string;
   /**
    * The gates the spec names that have not answered 2xx in this test, in the order they are asked
    * (confirm-rollout, pre-rollout, confirm-promotion). Absent: none.
@@ -361,10 +408,14 @@ export function promotionGateReached(f: TestFacts): boolean {
  * 3. PreRolloutFailed: a pre-rollout webhook did not answer 2xx (before any traffic reached the secondary).
  * 4. ProgressDeadlineExceeded: the secondary did not become ready within the deadline.
  * 5. SecondaryNotReady: a stepping secondary stayed not ready for the whole deadline.
- * 6. AnalysisFailed: a step's analysis failed and the failures reach the threshold.
- * 7. NoEvidence: a step's analysis reached no verdict, and either `inconclusiveLimit` analyses in a row
+ * 6. RouteRefused: a step the route has not carried for the whole deadline (since the step, or its last
+ *    analysis, began) while the API server refuses the apply that would route it. A refused write does not
+ *    go through by being retried, and a step never seen on the route is never judged: it would wait forever.
+ * 7. AnalysisFailed: a step's analysis failed and the failures reach the threshold.
+ * 8. NoEvidence: a step's analysis reached no verdict, and either `inconclusiveLimit` analyses in a row
  *    found no evidence of traffic, or no verdict was had for the whole progress deadline (Prometheus
  *    not answering, with `failWhenPrometheusFails: false`, ends here).
+ * Every deadline counts only the time the test was not paused (clockAfterPause).
  * An analysis that gets an answer after traffic was withheld judges nothing: the step starts over.
  */
 export function rollbackDue(f: TestFacts): TestFailure | undefined {
@@ -405,10 +456,11 @@ export function rollbackDue(f: TestFacts): TestFailure | undefined {
   }
   if (f.stage === "WaitingForSecondary") {
     if (secondaryHeld(f) || f.secondaryReady || !p.deadlinePassed) return undefined;
+    const refused = f.applyRefused !== undefined ? `; a child could not be applied: ${f.applyRefused}` : "";
     return {
       result: "Failed",
       reason: "ProgressDeadlineExceeded",
-      message: `the secondary did not become available with ${f.image} within ${deadline}s`,
+      message: `the secondary did not become available with ${f.image} within ${deadline}s${refused}`,
     };
   }
   if ((f.stage !== "Stepping" && f.stage !== "AwaitingPromotion") || p.readinessChanged) return undefined;
@@ -418,6 +470,14 @@ export function rollbackDue(f: TestFacts): TestFailure | undefined {
       result: "Failed",
       reason: "SecondaryNotReady",
       message: `the secondary was not ready with ${f.image} for ${deadline}s`,
+    };
+  }
+  if (f.stage === "Stepping" && !p.routed && f.applyRefused !== undefined) {
+    if (!p.deadlinePassed) return undefined;
+    return {
+      result: "Failed",
+      reason: "RouteRefused",
+      message: `the route has not carried the weight of step ${f.step + 1} of ${f.steps} for ${deadline}s; the apply is refused: ${f.applyRefused}`,
     };
   }
   const verdict = p.verdict;
@@ -458,6 +518,26 @@ function noEvidence(
 }
 
 /**
+ * Which pods does the secondary's Service select? `<name>-secondary` is the route's destination for the
+ * secondary's share (ADR 0010). It selects the secondary's pods, except while a test is rolled back and
+ * the route still sends the secondary a share because the API server refuses the route's write: the
+ * rollback's first move, the route's 100/0, is then the very write that is refused. The Service then
+ * selects the primary's pods, so that the share the route still gives the secondary lands on the primary.
+ * The per-track Services are applied before the route, so their write can go through where the route's
+ * does not. Once the route is written and shows the secondary drained, the Service selects its own track again
+ * (nothing routes to it by then), before the secondary's pods go.
+ */
+export function secondaryServiceTrack(f: {
+  stage: CanaryStage;
+  /** The last apply of the children was refused (applyRefusal). */
+  applyRefused: boolean;
+  routedWeights: Weights | null;
+}): Track {
+  const stillRouted = f.routedWeights !== null && f.routedWeights.secondary > 0;
+  return f.stage === "RollingBack" && f.applyRefused && stillRouted ? "primary" : "secondary";
+}
+
+/**
  * When may the secondary go? Once the route has been observed carrying nothing to it for `drainSeconds`:
  * Envoy proxies pick a route change up a moment after the API server has it, so deleting the pods the
  * moment the VirtualService reads 100/0 would reset requests still in flight to them. The time counts from
@@ -494,6 +574,8 @@ export interface RequeueFacts {
   secondaryReady: boolean;
   /** The analysis cannot run (invalid spec), so no analysis is due. */
   invalid: boolean;
+  /** The last apply of the children was refused (applyRefusal). */
+  applyRefused?: boolean;
   now: Date;
 }
 
@@ -539,6 +621,10 @@ function requeueForStage(facts: RequeueFacts): number | undefined {
       if (paused || canary.approval !== undefined) return undefined;
       if (!facts.secondaryReady) return until(analysis.progressDeadlineSeconds);
       if (facts.invalid) return undefined;
+      // A step held by a refused route: what time makes due is its deadline (RouteRefused), not the re-apply.
+      if (canary.stepRoutedAt === undefined && facts.applyRefused === true) {
+        return until(analysis.progressDeadlineSeconds);
+      }
       // A step not yet seen on the route is due one interval after it is, so never before one interval
       // after its decision; the route's update itself triggers the reconcile that records it, and a route
       // still not right by then is looked at again soon (OVERDUE_SECONDS) while the plan re-applies it.
@@ -551,6 +637,11 @@ function requeueForStage(facts: RequeueFacts): number | undefined {
     }
     case "Finalising":
     case "RollingBack": {
+      // The poll waits for the route's update, which cannot come while its apply is refused: each poll
+      // would be one more refused write, so it looks again once an interval instead.
+      if (canary.drainedAt === undefined && canary.step >= 0 && facts.applyRefused === true) {
+        return analysis.intervalSeconds;
+      }
       if (canary.drainedAt === undefined || canary.step < 0) return DRAIN_POLL_SECONDS;
       const left = secondsUntil(facts.now, canary.drainedAt, facts.drainSeconds);
       return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;

@@ -10,6 +10,7 @@ import { stepWeight } from "./steps.js";
 import { secondaryRevision, specTemplate, templateChanged, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
 import { batchReadyNow } from "./batch-release.js";
+import { applyRefusal } from "./reported.js";
 
 /**
  * The facts the decisions (decisions.ts) look at, as they stand now in the plan being built: requests
@@ -37,12 +38,19 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     progressDeadlineSeconds: analysis.progressDeadlineSeconds,
     inconclusiveLimit: analysis.inconclusiveLimit,
     trafficWithheld: canary.trafficWithheld === true,
+    ...refusalOf(ctx),
     pendingGates: GATE_TYPES.filter(
       (type) => analysis.webhooks.some((w) => w.type === type) && !(canary.gates?.passed ?? []).includes(type),
     ),
     nextStepCapacity: capacityFor(ctx, canary, canary.step + 1),
     ...(progress !== undefined ? { progress } : {}),
   };
+}
+
+/** The refusal of the last apply of the children, as the reconciler recorded it (applyRefusal). */
+function refusalOf(ctx: PlanContext): { applyRefused?: string } {
+  const refused = applyRefusal(ctx.previous.conditions);
+  return refused !== undefined ? { applyRefused: refused } : {};
 }
 
 function describeSpecChanges(ctx: PlanContext, canary: CanaryState): string {

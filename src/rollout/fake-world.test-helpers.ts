@@ -4,6 +4,7 @@ import type { AnalysisCheck } from "./checks.js";
 import { analysisChecks } from "./checks.js";
 import { at } from "./fixtures.test-helpers.js";
 import { analysisDue, plan } from "./planner.js";
+import { childrenApplied } from "./reported.js";
 import type { Observation, Plan, PlanInput, Weights } from "./types.js";
 
 interface FakeDeployment {
@@ -36,6 +37,12 @@ export interface Quirks {
   routeMissing?: boolean;
   /** The controller dies right after persisting the status: nothing is applied. */
   crashAfterPersist?: boolean;
+  /**
+   * The API server refuses the route's write with this message (an admission policy), or undefined when
+   * it takes it. A refused route stops the apply where it is: the workloads after it are not applied
+   * either (resources/children.ts applies the route before them).
+   */
+  refuseRoute?: (weights: Weights, world: FakeWorld) => string | undefined;
 }
 
 /** One reconcile as the fake world saw it. */
@@ -124,9 +131,20 @@ export class FakeWorld {
   }
 
   private act(p: Plan): void {
+    // The annotations are removed after the status write, before the children are applied.
+    this.removeAnnotations(p);
+    const changed = this.route?.primary !== p.weights.primary || this.route.secondary !== p.weights.secondary;
+    const refusal = changed && !this.quirks.staleRoute ? this.quirks.refuseRoute?.(p.weights, this) : undefined;
+    // As the reconciler does after the apply: ChildrenApplied records the refusal, or that it is over.
+    const status = childrenApplied(this.app.status ?? {}, refusal, at(this.time));
+    if (status !== this.app.status) this.app = { ...this.app, status };
+    if (refusal !== undefined) return;
+    if (!this.quirks.staleRoute) this.setRoute(p.weights);
     this.primary = this.rollOut(this.primary, p.primary);
     this.secondary = p.secondary === null ? null : this.rollOut(this.secondary, p.secondary);
-    if (!this.quirks.staleRoute) this.setRoute(p.weights);
+  }
+
+  private removeAnnotations(p: Plan): void {
     if (p.removeAnnotations.length > 0) {
       const annotations = { ...this.app.metadata.annotations };
       for (const key of p.removeAnnotations) delete annotations[key];
@@ -152,6 +170,11 @@ export class FakeWorld {
    * when a Deployment finishes rolling out, or when the plan asked to be requeued; stops at rest.
    */
   runToRest(maxReconciles = 2000): void {
+    this.runUntil(Infinity, maxReconciles);
+  }
+
+  /** As runToRest, but stops before the first wake-up later than `time` (seconds on the world's clock). */
+  runUntil(time: number, maxReconciles = 2000): void {
     for (let i = 0; i < maxReconciles; i++) {
       const before = JSON.stringify([this.app, this.primary, this.secondary, this.route]);
       const { plan: p } = this.reconcile();
@@ -161,7 +184,7 @@ export class FakeWorld {
         ...(p.requeueAfterSeconds !== undefined ? [this.time + p.requeueAfterSeconds] : []),
         ...[this.primary, this.secondary].flatMap((d) => (d !== null && d.readyAt > this.time ? [d.readyAt] : [])),
       ];
-      if (wakeups.length === 0) return;
+      if (wakeups.length === 0 || Math.min(...wakeups) > time) return;
       this.time = Math.min(...wakeups);
     }
     throw new Error(`no rest after ${maxReconciles} reconciles`);

@@ -239,6 +239,21 @@ describe("requeue", () => {
       seconds: 0.2,
     },
     { name: "stepping, secondary down: the deadline", facts: facts(state("Stepping"), false), seconds: 590 },
+    {
+      name: "stepping, the step not on the route: looked at again once its interval is over",
+      facts: facts(state("Stepping", { stepStartedAt: iso(0) })),
+      seconds: 1,
+    },
+    {
+      name: "stepping, the step not on the route and its apply refused: the deadline (RouteRefused)",
+      facts: { ...facts(state("Stepping", { stepStartedAt: iso(0) })), applyRefused: true },
+      seconds: 500,
+    },
+    {
+      name: "stepping on the route, an apply refused (a child after the route): the next analysis",
+      facts: { ...facts(state("Stepping", { stepRoutedAt: iso(80) })), applyRefused: true },
+      seconds: 20,
+    },
     { name: "paused: event-driven", facts: facts(state("Stepping", { pausedAt: iso(95) })), seconds: undefined },
     { name: "awaiting promotion: a person decides", facts: facts(state("AwaitingPromotion")), seconds: undefined },
     { name: "promoting: the deadline", facts: facts(state("Promoting")), seconds: 590 },
@@ -249,6 +264,16 @@ describe("requeue", () => {
     },
     { name: "finalising: poll the route", facts: facts(state("Finalising")), seconds: DRAIN_POLL_SECONDS },
     { name: "rolling back: poll the route", facts: facts(state("RollingBack")), seconds: DRAIN_POLL_SECONDS },
+    {
+      name: "rolling back, the route's apply refused: once an interval, not a refused write every 2 s",
+      facts: { ...facts(state("RollingBack")), applyRefused: true },
+      seconds: 30,
+    },
+    {
+      name: "rolling back, an apply refused after the route showed the drain: the rest of the drain",
+      facts: { ...facts(state("RollingBack", { drainedAt: iso(98) })), applyRefused: true },
+      seconds: 3,
+    },
     {
       name: "rolling back, drained 2 s ago: the rest of the drain",
       facts: facts(state("RollingBack", { drainedAt: iso(98) })),

@@ -1,4 +1,4 @@
-import type { CanaryAppStatus, CanaryState, FailedImage, Phase } from "../api/types.js";
+import type { CanaryAppStatus, CanaryState, FailedImage, Phase, Track } from "../api/types.js";
 import { describeResult, judgeAnalysis } from "./analysis.js";
 import { stepWeight } from "./steps.js";
 
@@ -19,6 +19,10 @@ export interface MessageFacts {
   problems: readonly string[];
   promotionOverdue: boolean;
   progressDeadlineSeconds: number;
+  /** The API server's message while the last apply of the children was refused. */
+  applyRefused?: string;
+  /** The pods the secondary's Service selects (secondaryServiceTrack). */
+  secondaryServiceTrack?: Track;
   commands: { retry: string; promote: string; abort: string; resume: string };
 }
 
@@ -53,6 +57,9 @@ function testingMessage(facts: MessageFacts, canary: CanaryState): string {
     const held = facts.secondaryReady ? `${weight}% of traffic on the secondary` : "the secondary is not ready";
     return `${image} passed all ${facts.weights.length} steps (${held}); promote it with: ${facts.commands.promote}`;
   }
+  if (facts.secondaryReady && canary.stepRoutedAt === undefined && facts.applyRefused !== undefined) {
+    return `Testing ${image}: ${stepText(canary, facts.weights)} waits for the route, whose apply is refused (${facts.applyRefused}); the test rolls back (RouteRefused) if the step is not routed within ${facts.progressDeadlineSeconds}s of its start.`;
+  }
   const traffic = facts.secondaryReady
     ? `${facts.secondaryWeight}% of traffic on the secondary`
     : "the secondary is not ready, so it gets no traffic";
@@ -84,10 +91,14 @@ function canaryMessage(facts: MessageFacts, canary: CanaryState): string {
       return `Promoted ${image} on the primary; moving all traffic to it before removing the secondary.`;
     case "RollingBack": {
       const outcome = canary.outcome;
-      if (outcome?.result === "Superseded") {
-        return `Ending the test of ${image} (${outcome.message}); moving all traffic to the primary (${primary}).`;
-      }
-      return `Rolling back ${image}: ${outcome?.message ?? "the test failed"}; moving all traffic to ${primary}.`;
+      const ending =
+        outcome?.result === "Superseded"
+          ? `Ending the test of ${image} (${outcome.message}); moving all traffic to the primary (${primary}).`
+          : `Rolling back ${image}: ${outcome?.message ?? "the test failed"}; moving all traffic to ${primary}.`;
+      if (facts.secondaryServiceTrack !== "primary") return ending;
+      // A RouteRefused outcome has said why already.
+      const why = outcome?.reason === "RouteRefused" ? "" : ` (${facts.applyRefused ?? "its apply is refused"})`;
+      return `${ending} The route still cannot be written${why} and gives the secondary a share: the secondary's pods stay until the route shows them drained.`;
     }
   }
 }

@@ -71,15 +71,17 @@ describe("pause and resume", () => {
     assert.equal(p.status.canary?.pausedAt, undefined);
   });
 
-  test("annotation removed: resumed, and the step timer restarts", () => {
+  test("annotation removed: resumed, and the step's interval goes on where it stopped", () => {
     const s = at("Stepping", 2, { now: 900 });
-    s.status = testing({ stage: "Stepping", step: 2, pausedAt: iso(40) });
+    s.status = testing({ stage: "Stepping", step: 2, stepBeganAt: iso(0), pausedAt: iso(10) });
     const p = runPlan(s);
     assert.equal(p.status.canary?.pausedAt, undefined);
-    assert.equal(p.status.canary?.stepStartedAt, iso(900));
+    assert.equal(p.status.canary?.stepStartedAt, iso(890), "moved forward by the 890 s paused");
+    assert.equal(p.status.canary?.stepRoutedAt, iso(890));
+    assert.equal(p.status.canary?.stepBeganAt, iso(0), "the evidence window keeps the traffic of the pause");
     assert.deepEqual(reasons(p), ["Resumed"]);
     assert.equal(p.status.phase, "Progressing");
-    assert.equal(p.requeueAfterSeconds, 30);
+    assert.equal(p.requeueAfterSeconds, 20, "10 s of the 30 s interval ran before the pause");
   });
 });
 

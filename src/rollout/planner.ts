@@ -17,7 +17,14 @@ import {
 } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
 import type { GateType } from "./decisions.js";
-import { isEnding, isTesting, requeueAfterSeconds, secondaryHeld, secondaryReplicas } from "./decisions.js";
+import {
+  isEnding,
+  isTesting,
+  requeueAfterSeconds,
+  secondaryHeld,
+  secondaryReplicas,
+  secondaryServiceTrack,
+} from "./decisions.js";
 import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";
@@ -25,7 +32,7 @@ import { secondaryReadyNow, testFacts } from "./facts.js";
 import { derivePhase } from "./phase.js";
 import { advanceStage, capacityMessage, promotionOverdue } from "./stages.js";
 import type { InvalidSpecPlan } from "./reported.js";
-import { invalidSpecPlan, rejectedMessage } from "./reported.js";
+import { applyRefusal, invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
 import { revisionOf } from "./revision.js";
@@ -179,6 +186,7 @@ function runTest(ctx: PlanContext, canary: CanaryState): void {
   handleAbort(ctx, canary);
   handlePromote(ctx, canary);
   handleImageChange(ctx, canary);
+  // Before the stage moves on: a resume moves the clocks its deadlines are read from (resumedClocks).
   handlePause(ctx, canary);
   if (isTesting(canary.stage)) {
     const failure = trackDigest(ctx, canary);
@@ -249,6 +257,15 @@ function assemble(ctx: PlanContext): Plan {
   const specFailure = specIsPrimary(ctx) ? undefined : findFailedImage(status.failedImages, specRevisionRef(ctx));
   const specImageFailed = specFailure !== undefined;
   const primaryDeployed = primaryDeployedImage(ctx);
+  const refused = applyRefusal(ctx.previous.conditions);
+  const secondaryService =
+    canary !== undefined
+      ? secondaryServiceTrack({
+          stage: canary.stage,
+          applyRefused: refused !== undefined,
+          routedWeights: observed.routedWeights,
+        })
+      : "secondary";
 
   status.weights = weights;
   // What a StatefulSet shows of its two revisions, as observed (ADR 0015).
@@ -276,6 +293,8 @@ function assemble(ctx: PlanContext): Plan {
     problems: ctx.problems,
     promotionOverdue: overdue,
     progressDeadlineSeconds: spec.analysis.progressDeadlineSeconds,
+    ...(refused !== undefined ? { applyRefused: refused } : {}),
+    secondaryServiceTrack: secondaryService,
     commands: {
       retry: annotateCommand(ctx, ANNOTATIONS.retry, spec.image),
       promote: annotateCommand(ctx, ANNOTATIONS.promote, "now"),
@@ -302,6 +321,7 @@ function assemble(ctx: PlanContext): Plan {
     drainSeconds: spec.drainSeconds,
     secondaryReady: ready,
     invalid,
+    applyRefused: refused !== undefined,
     now: ctx.now,
   });
   return {
@@ -333,6 +353,7 @@ function assemble(ctx: PlanContext): Plan {
       secondary: canary !== undefined ? testedTemplate(ctx, canary) : primaryTemplate(ctx),
     },
     weights,
+    ...(secondaryService === "primary" ? { secondaryServiceSelects: "primary" as const } : {}),
     status,
     events: ctx.events,
     tellChildUpdates: ctx.events.length === 0,

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import type { CanaryAppStatus } from "../api/types.js";
 import { at, deployment, makeApp, observation, planInput, V1 } from "./fixtures.test-helpers.js";
 import { plan } from "./planner.js";
-import { childrenApplied, primaryCreated, statusEqual } from "./reported.js";
+import { applyRefusal, childrenApplied, primaryCreated, statusEqual } from "./reported.js";
 
 const REJECTION =
   'Deployment shop/web-primary: apply: Deployment.apps "web-primary" is invalid: spec.selector: Invalid value: ... field is immutable';
@@ -77,4 +77,14 @@ describe("the primary created by this reconcile", () => {
     const rejected = childrenApplied(planned, REJECTION, at(0));
     assert.equal(primaryCreated(rejected, created, 1, at(0)), rejected, "a rejection stays on Ready");
   });
+});
+
+describe("applyRefusal: the planner's view of a refused apply", () => {
+  const refusedOnce = childrenApplied({}, REJECTION, at(0));
+  const cases: { name: string; status: CanaryAppStatus; want: string | undefined }[] = [
+    { name: "never refused: nothing", status: {}, want: undefined },
+    { name: "refused: the API server's message", status: refusedOnce, want: REJECTION },
+    { name: "applied again since: nothing", status: childrenApplied(refusedOnce, undefined, at(1)), want: undefined },
+  ];
+  for (const c of cases) test(c.name, () => assert.equal(applyRefusal(c.status.conditions), c.want));
 });

@@ -61,6 +61,18 @@ export function rejectedReady(conditions: readonly Condition[] | undefined): Con
   };
 }
 
+/**
+ * The API server's message while the last apply of the children was refused (ChildrenApplied=False, as
+ * `childrenApplied` records it after each reconcile's apply), or undefined. The planner's only view of a
+ * refusal: the route is applied after the per-track Services and before the app's Service and the
+ * workloads (resources/children.ts), so a step that the route does not carry while an apply is refused
+ * is held by the refusal, whichever of those children it names.
+ */
+export function applyRefusal(conditions: readonly Condition[] | undefined): string | undefined {
+  const applied = conditions?.find((c) => c.type === CHILDREN_APPLIED);
+  return applied?.status === "False" ? applied.message : undefined;
+}
+
 /** The status message while a child is rejected (see `rejectedReady`), or undefined. */
 export function rejectedMessage(conditions: readonly Condition[] | undefined): string | undefined {
   const ready = conditions?.find((c) => c.type === CONDITION.Ready);

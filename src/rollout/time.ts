@@ -28,3 +28,13 @@ export function hasElapsed(now: Date, since: string, seconds: number): boolean {
 export function secondsUntil(now: Date, since: string, seconds: number): number {
   return (millis(since) + seconds * 1000 - now.getTime()) / 1000;
 }
+
+/**
+ * `since` moved forward by the part of the interval `from`–`to` that came after it: by the whole interval
+ * when `since` is before it, to `to` when `since` is within it, not at all when it is after it.
+ */
+export function movedPast(since: string, from: string, to: string): string {
+  const start = millis(since);
+  const overlap = Math.max(0, millis(to) - Math.max(start, millis(from)));
+  return new Date(start + overlap).toISOString();
+}

@@ -116,6 +116,12 @@ export interface Plan {
   templates?: { primary: PodTemplateParts; secondary: PodTemplateParts };
   /** The weights the VirtualService must carry. Always sums to 100. */
   weights: Weights;
+  /**
+   * Present while a test is rolled back and the route, whose write the API server refuses, still sends the
+   * secondary a share (secondaryServiceTrack): the `<name>-secondary` Service, applied before the route,
+   * is to select the primary's pods instead of the secondary's. Absent: each track's Service selects its own.
+   */
+  secondaryServiceSelects?: "primary";
   /** The complete next status (the reconciler writes it only when it differs from the current one). */
   status: CanaryAppStatus;
   events: PlannedEvent[];
