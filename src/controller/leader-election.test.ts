@@ -2,6 +2,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Lease } from "./lease.js";
 import { pino } from "pino";
+import type { Clock } from "../api/clock.js";
 import { FakeClock, flush } from "./fake-clock.js";
 import { LeaderElector, type LeaseClient, type StopReason } from "./leader-election.js";
 import { recordFromSpec } from "./lease.js";
@@ -92,7 +93,7 @@ interface Candidate {
 function candidate(
   identity: string,
   leases: FakeLeases,
-  clock: FakeClock,
+  clock: Clock,
   opts: { slowStop?: boolean; release?: boolean } = {},
 ): Candidate {
   const state = {
@@ -196,6 +197,45 @@ describe("LeaderElector", () => {
     await b.result;
   });
 
+  for (const leaderOffset of [-30_000, 30_000]) {
+    test(`clocks 30 s apart (the leader's ${leaderOffset > 0 ? "ahead" : "behind"}): nobody takes over while the leader renews, and once it stops the lease moves within a duration and a retry period`, async (t) => {
+      const clock = new FakeClock();
+      const skewed = (offsetMs: number): Clock => ({
+        now: () => clock.now() + offsetMs,
+        schedule: (fn, delayMs) => clock.schedule(fn, delayMs),
+      });
+      const leases = new FakeLeases();
+      const a = candidate("a", leases, skewed(leaderOffset));
+      await flush();
+      assert.equal(a.elector.isLeader(), true);
+      const b = candidate("b", leases, skewed(0));
+      const c = candidate("c", leases, skewed(-leaderOffset));
+      await clock.advance(60_000);
+      assert.equal(leases.holder(), "a", "the leader kept the lease");
+      assert.deepEqual(a.events, ["started"]);
+      assert.deepEqual(b.events, ["leader:a"]);
+      assert.deepEqual(c.events, ["leader:a"]);
+
+      a.connection.dead = true;
+      const lastRenewal = (recordFromSpec(leases.lease?.spec).renewTimeMs ?? 0) - leaderOffset;
+      let tookOverAt: number | undefined;
+      for (let i = 0; i < 600 && tookOverAt === undefined; i++) {
+        await clock.advance(100);
+        if (b.elector.isLeader() || c.elector.isLeader()) tookOverAt = clock.now();
+      }
+      t.diagnostic(
+        `took over ${tookOverAt === undefined ? "never" : tookOverAt - lastRenewal} ms after the last renewal`,
+      );
+      assert.ok(tookOverAt !== undefined, "a standby took over");
+      assert.ok(tookOverAt > lastRenewal + 15_000, "not before the lease expired");
+      assert.ok(tookOverAt <= lastRenewal + 15_000 + 2 * 2000, "within a retry period after the duration");
+      assert.equal([b, c].filter((x) => x.elector.isLeader()).length, 1);
+      b.abort.abort();
+      c.abort.abort();
+      await Promise.all([b.result, c.result]);
+    });
+  }
+
   test("of two replicas racing for an expired lease exactly one wins", async () => {
     const clock = new FakeClock();
     const leases = new FakeLeases();
@@ -206,7 +246,10 @@ describe("LeaderElector", () => {
     const a = candidate("a", leases, clock);
     const b = candidate("b", leases, clock);
     await flush();
-    await clock.advance(10_000);
+    // Neither has seen the lease before: however old its renewTime, each waits a duration from its first read.
+    await clock.advance(15_000);
+    assert.equal([a, b].filter((c) => c.elector.isLeader()).length, 0, "not before a duration from the first read");
+    await clock.advance(5_000);
     assert.equal([a, b].filter((c) => c.elector.isLeader()).length, 1);
     assert.equal(leases.holder(), a.elector.isLeader() ? "a" : "b");
     a.abort.abort();

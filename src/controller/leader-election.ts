@@ -8,12 +8,15 @@ import { sleep, systemClock, type Clock } from "../api/clock.js";
 import {
   acquiredRecord,
   canAcquire,
+  observeLease,
   recordFromSpec,
   releasedRecord,
   specFromRecord,
   type Lease,
+  type LeaseObservation,
   type LeaseRecord,
 } from "./lease.js";
+import { monotonicNow } from "./monotonic.js";
 
 /** The Lease reads and writes leader election makes; {@link leaseClientFor} implements them. */
 export interface LeaseClient {
@@ -78,7 +81,10 @@ export interface LeaderElectionOptions {
   name: string;
   /** This replica's name in the Lease. Default: hostname + "_" + a random suffix. */
   identity?: string;
-  /** How long a lease is valid after its last renewal. Default 15 s. */
+  /**
+   * How long a lease is valid after its last renewal. Default 15 s. Others count it from when they saw the
+   * renewal, by their own clocks (`hasExpired`).
+   */
   leaseDurationMs?: number;
   /** How long the leader keeps trying to renew before it gives up leading. Default 10 s. */
   renewDeadlineMs?: number;
@@ -112,7 +118,8 @@ const JITTER_FACTOR = 1.2;
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's `leaderelection` package: try to
- * acquire every retryPeriod (with jitter) until the lease is free, ours or expired; then renew every
+ * acquire every retryPeriod (with jitter) until the lease is free, ours or expired — expired meaning it has not
+ * changed for its duration since this replica first read it so, by this replica's own clock; then renew every
  * retryPeriod, and give up leading when no renewal succeeded for renewDeadline. Every write replaces the
  * Lease at the resourceVersion just read, so of two replicas racing for an expired lease exactly one wins
  * (the other gets 409 Conflict and keeps waiting).
@@ -123,10 +130,16 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private readonly clock: Clock;
+  /** Times durations: the lease's expiry as others see it, and this replica's renew deadline. */
+  private readonly elapsed: () => number;
   private readonly random: () => number;
   private readonly log: Logger;
   private leading = false;
   private observedHolder: string | undefined;
+  /** The Lease as last read, and since when it has read the same. */
+  private observed: LeaseObservation | undefined;
+  /** When (monotonic) the last successful attempt began: a write lands after it is sent, never before. */
+  private wroteAt = 0;
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.identity = options.identity ?? `${hostname()}_${randomUUID().slice(0, 8)}`;
@@ -134,6 +147,7 @@ export class LeaderElector {
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.clock = options.clock ?? systemClock;
+    this.elapsed = monotonicNow(this.clock);
     this.random = options.random ?? Math.random;
     this.log = options.log.child({ lease: `${options.namespace}/${options.name}`, identity: this.identity });
     // The same checks as client-go's NewLeaderElector: otherwise a leader could lose the lease before it
@@ -224,9 +238,13 @@ export class LeaderElector {
     }
   }
 
-  /** Renews every retryPeriod until `stop` aborts ("stopped") or no renewal succeeds for renewDeadline ("lost"). */
+  /**
+   * Renews every retryPeriod until `stop` aborts ("stopped") or no renewal succeeds for renewDeadline ("lost").
+   * The deadline counts from when the last successful renewal was sent: the others count the lease duration from
+   * a read after it was written, so this replica stops leading before any of them may take the lease.
+   */
   private async renewLoop(stop: AbortSignal): Promise<"lost" | "stopped"> {
-    let lastRenewal = this.clock.now();
+    let lastRenewal = this.wroteAt;
     for (;;) {
       await sleep(this.clock, this.retryPeriodMs, stop);
       if (stop.aborted) return "stopped";
@@ -234,7 +252,7 @@ export class LeaderElector {
       const renewed = await this.attemptBefore(deadline);
       if (stop.aborted && renewed) return "stopped";
       if (renewed) {
-        lastRenewal = this.clock.now();
+        lastRenewal = this.wroteAt;
         continue;
       }
       if (this.observedHolder !== undefined && this.observedHolder !== this.identity) {
@@ -242,7 +260,7 @@ export class LeaderElector {
         this.leading = false;
         return "lost";
       }
-      if (this.clock.now() >= deadline) {
+      if (this.elapsed() >= deadline) {
         this.log.error({ renewDeadlineMs: this.renewDeadlineMs }, "lost leadership: could not renew the lease in time");
         this.leading = false;
         return "lost";
@@ -252,7 +270,7 @@ export class LeaderElector {
 
   /** One attempt that must finish before `deadline`; a slow API server counts as a failed attempt. */
   private async attemptBefore(deadline: number): Promise<boolean> {
-    const remaining = deadline - this.clock.now();
+    const remaining = deadline - this.elapsed();
     if (remaining <= 0) return false;
     const timeout = new AbortController();
     const timedOut = sleep(this.clock, remaining, timeout.signal).then(() => false);
@@ -264,25 +282,32 @@ export class LeaderElector {
   /** One try to acquire or renew. False when someone else holds the lease or won a race; errors are logged. */
   private async attempt(): Promise<boolean> {
     const { namespace, name, client } = this.options;
+    const began = this.elapsed();
+    // Written into the Lease for people to read; no replica compares it with its own clock.
     const now = this.clock.now();
     try {
       const lease = await client.get(namespace, name);
       if (lease === undefined) {
+        this.observed = undefined;
         await client.create({
           apiVersion: "coordination.k8s.io/v1",
           kind: "Lease",
           metadata: { namespace, name },
           spec: specFromRecord(acquiredRecord(undefined, this.identity, now, this.leaseDurationMs)),
         });
+        this.wroteAt = began;
         this.observe(this.identity);
         return true;
       }
+      const readAt = this.elapsed();
+      this.observed = observeLease(this.observed, lease, readAt);
       const record = recordFromSpec(lease.spec);
       this.observe(record.holderIdentity);
-      if (!canAcquire(record, this.identity, now)) return false;
+      if (!canAcquire(this.observed, this.identity, readAt)) return false;
       const next: LeaseRecord = acquiredRecord(record, this.identity, now, this.leaseDurationMs);
       // The read resourceVersion stays in metadata: if anyone wrote since, this fails with 409.
       await client.replace({ ...lease, spec: specFromRecord(next) });
+      this.wroteAt = began;
       this.observe(this.identity);
       return true;
     } catch (error) {

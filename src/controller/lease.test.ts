@@ -3,16 +3,164 @@ import assert from "node:assert/strict";
 import {
   acquiredRecord,
   canAcquire,
+  hasExpired,
   isLeaseExpired,
+  microTime,
+  observeLease,
   recordFromSpec,
   releasedRecord,
   specFromRecord,
+  unchangedFor,
+  type LeaseObservation,
   type LeaseRecord,
+  type LeaseSpec,
 } from "./lease.js";
 
 const T = Date.UTC(2024, 0, 1, 12, 0, 0);
 
-describe("lease decisions", () => {
+/** Whether `identity` may take the Lease at `nowMs` after reading it as `reads` tell, in order. */
+function acquirableAfter(reads: Read[], identity: string, nowMs: number): boolean {
+  let seen: LeaseObservation | undefined;
+  for (const r of reads) {
+    seen = observeLease(seen, { metadata: { resourceVersion: r.resourceVersion }, spec: r.spec }, r.atMs);
+  }
+  if (seen === undefined) throw new Error("no read");
+  return canAcquire(seen, identity, nowMs);
+}
+
+/** One read of a Lease by the observing replica: when (its own clock) and what it read. */
+interface Read {
+  atMs: number;
+  resourceVersion: string;
+  spec: LeaseSpec;
+}
+
+/**
+ * The expiry rule (client-go's `tryAcquireOrRenew`): a Lease held by another expires for this replica only when
+ * the record it reads has not changed for leaseDurationSeconds of this replica's own clock, however the holder's
+ * clock runs. The observer's clock reads T at the start of every case; the holder's renewTime is its own clock's.
+ */
+describe("lease expiry by local observation", () => {
+  const spec = (renewTimeMs: number, more: Partial<LeaseSpec> = {}): LeaseSpec => ({
+    holderIdentity: "holder",
+    leaseDurationSeconds: 15,
+    acquireTime: microTime(T - 600_000),
+    renewTime: microTime(renewTimeMs),
+    leaseTransitions: 2,
+    ...more,
+  });
+  const read = (atMs: number, resourceVersion: string, s: LeaseSpec): Read => ({ atMs, resourceVersion, spec: s });
+  const cases: { name: string; reads: Read[]; nowMs: number; identity?: string; acquirable: boolean }[] = [
+    { name: "first read, renewed just now", reads: [read(T, "1", spec(T))], nowMs: T, acquirable: false },
+    {
+      name: "first read of a Lease renewed an hour ago: fresh for one duration from the read",
+      reads: [read(T, "1", spec(T - 3_600_000))],
+      nowMs: T + 15_000,
+      acquirable: false,
+    },
+    {
+      name: "first read of a Lease renewed an hour ago, one duration later",
+      reads: [read(T, "1", spec(T - 3_600_000))],
+      nowMs: T + 15_001,
+      acquirable: true,
+    },
+    {
+      name: "unchanged for exactly the duration",
+      reads: [read(T, "1", spec(T)), read(T + 8_000, "1", spec(T))],
+      nowMs: T + 15_000,
+      acquirable: false,
+    },
+    {
+      name: "unchanged for just over the duration",
+      reads: [read(T, "1", spec(T)), read(T + 8_000, "1", spec(T))],
+      nowMs: T + 15_001,
+      acquirable: true,
+    },
+    {
+      name: "holder's clock 30 s behind, renewing: not expired",
+      reads: [read(T, "1", spec(T - 30_000)), read(T + 6_000, "2", spec(T - 24_000))],
+      nowMs: T + 12_000,
+      acquirable: false,
+    },
+    {
+      name: "holder's clock 30 s behind, renewals stopped: expired one duration after the last change was seen",
+      reads: [read(T, "1", spec(T - 30_000)), read(T + 6_000, "2", spec(T - 24_000))],
+      nowMs: T + 21_001,
+      acquirable: true,
+    },
+    {
+      name: "holder's clock 30 s ahead, renewals stopped: expired one duration after the last change was seen",
+      reads: [read(T, "1", spec(T + 30_000)), read(T + 6_000, "2", spec(T + 36_000))],
+      nowMs: T + 21_001,
+      acquirable: true,
+    },
+    {
+      name: "holder's clock 30 s ahead, renewals stopped, not yet a duration",
+      reads: [read(T, "1", spec(T + 30_000)), read(T + 6_000, "2", spec(T + 36_000))],
+      nowMs: T + 21_000,
+      acquirable: false,
+    },
+    {
+      name: "a change of holder counts as a change",
+      reads: [read(T, "1", spec(T)), read(T + 10_000, "2", spec(T, { holderIdentity: "other", leaseTransitions: 3 }))],
+      nowMs: T + 20_000,
+      acquirable: false,
+    },
+    {
+      name: "a write that changes nothing in the spec (a label) counts as a change: its resourceVersion moved",
+      reads: [read(T, "1", spec(T)), read(T + 10_000, "2", spec(T))],
+      nowMs: T + 20_000,
+      acquirable: false,
+    },
+    {
+      name: "the same record read again does not reset the time",
+      reads: [read(T, "1", spec(T)), read(T + 5_000, "1", spec(T)), read(T + 10_000, "1", spec(T))],
+      nowMs: T + 15_001,
+      acquirable: true,
+    },
+    {
+      name: "the record's own duration counts (40 s)",
+      reads: [read(T, "1", spec(T, { leaseDurationSeconds: 40 }))],
+      nowMs: T + 39_000,
+      acquirable: false,
+    },
+    {
+      name: "released (no holder): free at once",
+      reads: [read(T, "1", spec(T + 30_000, { holderIdentity: "", leaseDurationSeconds: 1 }))],
+      nowMs: T,
+      acquirable: true,
+    },
+    {
+      name: "held by this replica",
+      reads: [read(T, "1", spec(T + 30_000))],
+      nowMs: T,
+      identity: "holder",
+      acquirable: true,
+    },
+    {
+      name: "held, without a duration: expired",
+      reads: [read(T, "1", spec(T, { leaseDurationSeconds: undefined }))],
+      nowMs: T,
+      acquirable: true,
+    },
+  ];
+  for (const c of cases) {
+    test(`${c.name}: acquirable=${c.acquirable}`, () => {
+      assert.equal(acquirableAfter(c.reads, c.identity ?? "observer", c.nowMs), c.acquirable);
+    });
+  }
+
+  test("hasExpired: first read of the record + duration < now, whatever renewTime says", () => {
+    const lease = { metadata: { resourceVersion: "7" }, spec: spec(T + 3_600_000) };
+    const seen = observeLease(undefined, lease, 1_000);
+    assert.equal(observeLease(seen, structuredClone(lease), 9_000), seen, "the same record keeps its time");
+    assert.equal(hasExpired(seen, 16_000), false);
+    assert.equal(hasExpired(seen, 16_001), true);
+    assert.equal(unchangedFor(seen, 16_001), 15_001);
+  });
+});
+
+describe("lease records", () => {
   const held: LeaseRecord = {
     holderIdentity: "a",
     leaseDurationSeconds: 15,
@@ -20,43 +168,10 @@ describe("lease decisions", () => {
     acquireTimeMs: T - 60_000,
   };
 
-  const cases: { name: string; record: LeaseRecord; identity: string; now: number; acquirable: boolean }[] = [
-    {
-      name: "free lease (no holder)",
-      record: { leaseDurationSeconds: 15, renewTimeMs: T },
-      identity: "b",
-      now: T,
-      acquirable: true,
-    },
-    { name: "held by us", record: held, identity: "a", now: T + 1000, acquirable: true },
-    { name: "held by another, fresh", record: held, identity: "b", now: T + 1000, acquirable: false },
-    { name: "held by another, exactly at expiry", record: held, identity: "b", now: T + 15_000, acquirable: false },
-    { name: "held by another, just expired", record: held, identity: "b", now: T + 15_001, acquirable: true },
-    { name: "released (duration 1 s)", record: releasedRecord(held, T), identity: "b", now: T, acquirable: true },
-    {
-      name: "no renewTime",
-      record: { holderIdentity: "a", leaseDurationSeconds: 15 },
-      identity: "b",
-      now: T,
-      acquirable: true,
-    },
-    {
-      name: "renewed in the future (skew)",
-      record: { ...held, renewTimeMs: T + 5000 },
-      identity: "b",
-      now: T + 16_000,
-      acquirable: false,
-    },
-  ];
-  for (const c of cases) {
-    test(`${c.name}: acquirable=${c.acquirable}`, () => {
-      assert.equal(canAcquire(c.record, c.identity, c.now), c.acquirable);
-    });
-  }
-
-  test("isLeaseExpired: renewTime + duration < now", () => {
-    assert.equal(isLeaseExpired(held, T + 14_999), false);
+  test("isLeaseExpired (an onlooker on the holders' clock): renewTime + duration < now", () => {
+    assert.equal(isLeaseExpired(held, T + 15_000), false);
     assert.equal(isLeaseExpired(held, T + 15_001), true);
+    assert.equal(isLeaseExpired({ holderIdentity: "a", leaseDurationSeconds: 15 }, T), true, "no renewTime");
   });
 
   test("renewing keeps acquireTime and transitions, moves renewTime", () => {

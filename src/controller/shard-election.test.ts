@@ -1,16 +1,25 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { pino } from "pino";
-import { sleep } from "../api/clock.js";
+import { sleep, type Clock } from "../api/clock.js";
 import { FakeClock } from "./fake-clock.js";
 import { Fence, NotOwnedError } from "./fence.js";
 import { FakeLeases } from "./fake-leases.js";
-import { ShardElector } from "./shard-election.js";
+import { recordFromSpec } from "./lease.js";
+import { ShardElector, shareLeaseName } from "./shard-election.js";
 
 const SHARES = 12;
 const log = pino({ level: "silent" });
 
-/** Replicas driven round by round on one fake clock; each replica's Lease calls fail while it is cut off. */
+/** `clock` read `offsetMs` off: a node whose wall clock is set wrong (its timers run at the same pace). */
+function skewed(clock: FakeClock, offsetMs: number): Clock {
+  return { now: () => clock.now() + offsetMs, schedule: (fn, delayMs) => clock.schedule(fn, delayMs) };
+}
+
+/**
+ * Replicas driven round by round on one fake clock (each may read it off by a fixed offset); each replica's
+ * Lease calls fail while it is cut off.
+ */
 function world() {
   const clock = new FakeClock();
   let calling: string | undefined;
@@ -19,7 +28,7 @@ function world() {
   const lost = new Map<string, number[]>();
   const resumed = new Map<string, number[]>();
   const replicas = new Map<string, ShardElector>();
-  const add = (identity: string): ShardElector => {
+  const add = (identity: string, offsetMs = 0): ShardElector => {
     gained.set(identity, []);
     lost.set(identity, []);
     resumed.set(identity, []);
@@ -36,7 +45,7 @@ function world() {
         get: (...a) => leases.get(...a),
       },
       log,
-      clock,
+      clock: offsetMs === 0 ? clock : skewed(clock, offsetMs),
       onGained: (share) => gained.get(identity)?.push(share),
       onLost: (share) => lost.get(identity)?.push(share),
       onResumed: (share) => resumed.get(identity)?.push(share),
@@ -86,7 +95,7 @@ describe("ShardElector", () => {
     assert.deepEqual(w.owners(), owners, "nothing moved at rest");
   });
 
-  test("a replica that dies loses its shares to the others once its Leases expire; none is fenced in twice", async () => {
+  test("a replica that dies loses its shares to the others once its Leases expire; none is fenced in twice", async (t) => {
     const w = world();
     for (const id of ["a", "b", "c"]) w.add(id);
     await w.rounds(3);
@@ -98,6 +107,9 @@ describe("ShardElector", () => {
       const owners = w.owners(); // asserts no share is held by two
       if (tookOverAfterMs === undefined && owners.every((o) => o === "a" || o === "b")) tookOverAfterMs = t;
     }
+    t.diagnostic(
+      `shares of c held by the others ${tookOverAfterMs} ms after it stopped (counted after each round's 2 s)`,
+    );
     assert.ok(tookOverAfterMs !== undefined, "a and b took every share");
     // The dead replica's Leases expire 15 s after its last renewal; the next round takes them.
     assert.ok(tookOverAfterMs <= 15_000 + 2 * 2_000 + 4_000, `took over after ${tookOverAfterMs} ms`);
@@ -219,14 +231,151 @@ describe("ShardElector", () => {
     assert.equal(w.replicas.get("b")?.heldShares().length, SHARES, "b took them without waiting for expiry");
   });
 
-  test("a long-gone member's Lease is deleted", async () => {
+  describe("with clocks 30 s apart (renewTime written 30 s ahead of or behind the others')", () => {
+    const OFFSETS = { a: 0, b: 30_000, c: -30_000 } as const;
+    const count = (m: Map<string, number[]>): number => [...m.values()].reduce((n, l) => n + l.length, 0);
+
+    test("no share changes hands while every holder renews", async () => {
+      const w = world();
+      for (const [id, offset] of Object.entries(OFFSETS)) w.add(id, offset);
+      await w.rounds(3);
+      const owners = w.owners();
+      for (const id of Object.keys(OFFSETS)) assert.equal(owners.filter((o) => o === id).length, 4, id);
+      const [gained, lost] = [count(w.gained), count(w.lost)];
+      for (let i = 0; i < 60; i++) {
+        await w.rounds(1); // 120 s in all
+        assert.deepEqual(w.owners(), owners, `nothing moved (round ${i})`);
+      }
+      assert.equal(count(w.lost), lost, "no share given up");
+      assert.equal(count(w.gained), gained, "no share taken");
+    });
+
+    for (const dead of Object.keys(OFFSETS)) {
+      test(`the shares of ${dead} (clock ${OFFSETS[dead as keyof typeof OFFSETS] / 1000} s), which stops renewing, move within a lease duration and a round of the others' clocks, never before`, async (t) => {
+        const w = world();
+        for (const [id, offset] of Object.entries(OFFSETS)) w.add(id, offset);
+        await w.rounds(6);
+        const theirs = w.owners().flatMap((o, share) => (o === dead ? [share] : []));
+        assert.equal(theirs.length, 4);
+        // When (on the shared clock) the dead replica last wrote each of its Leases.
+        const offset = OFFSETS[dead as keyof typeof OFFSETS];
+        const lastWrite = new Map(
+          theirs.map((share) => {
+            const renewed = recordFromSpec(w.leases.leases.get(shareLeaseName("group", share))?.spec).renewTimeMs;
+            return [share, (renewed ?? 0) - offset];
+          }),
+        );
+        const stoppedAt = w.clock.now();
+        const skip = new Set([dead]);
+        let movedAfterMs: number | undefined;
+        const takenAfterRenewal = new Map<number, number>();
+        for (let i = 0; i < 30 && movedAfterMs === undefined; i++) {
+          await w.rounds(1, 0, skip);
+          const owners = w.owners(); // asserts no share is fenced in by two
+          for (const share of theirs) {
+            if (owners[share] === undefined || owners[share] === dead || takenAfterRenewal.has(share)) continue;
+            const since = w.clock.now() - (lastWrite.get(share) ?? 0);
+            takenAfterRenewal.set(share, since);
+            assert.ok(since > 15_000, `share ${share} taken ${since} ms after its holder's last renewal`);
+          }
+          if (owners.every((o) => o !== undefined && o !== dead)) movedAfterMs = w.clock.now() - stoppedAt;
+          await w.clock.advance(2_000);
+        }
+        t.diagnostic(
+          `shares of ${dead} held by the others ${movedAfterMs} ms after it stopped, ` +
+            `each ${[...takenAfterRenewal.values()].join("/")} ms after its last renewal`,
+        );
+        assert.ok(movedAfterMs !== undefined, "the others took every share");
+        assert.ok(movedAfterMs <= 15_000 + 2_000, `moved ${movedAfterMs} ms after it stopped`);
+      });
+    }
+
+    // A replacement (a new identity) cannot tell yet whether the dead replica's Leases are renewed: it has not
+    // watched them for a lease duration. The others can: they delete its membership Lease and free its shares,
+    // so the replacement takes those assigned to it as if the dead replica had stopped gracefully.
+    for (const lateMs of [2_000, 8_000, 14_000]) {
+      test(`a replacement started ${lateMs / 1000} s after a replica died: every share held for good within a lease duration and two rounds of the death`, async (t) => {
+        const w = world();
+        for (const [id, offset] of Object.entries(OFFSETS)) w.add(id, offset);
+        await w.rounds(6);
+        const stoppedAt = w.clock.now();
+        const dead = new Set(["c"]);
+        let settledAtMs: number | undefined;
+        for (let i = 0; i < 30; i++) {
+          if (w.clock.now() - stoppedAt === lateMs) w.add("d");
+          await w.rounds(1, 0, dead);
+          const owners = w.owners();
+          if (owners.some((o) => o === undefined || o === "c")) settledAtMs = undefined;
+          else settledAtMs ??= w.clock.now() - stoppedAt;
+          await w.clock.advance(2_000);
+        }
+        t.diagnostic(`every share held for good ${settledAtMs} ms after c stopped (d started at ${lateMs} ms)`);
+        assert.ok(settledAtMs !== undefined, "every share held at the end");
+        assert.ok(settledAtMs <= Math.max(15_000, lateMs) + 2 * 2_000, `settled ${settledAtMs} ms after c stopped`);
+        const owners = w.owners();
+        assert.deepEqual(
+          ["a", "b", "d"].map((id) => owners.filter((o) => o === id).length),
+          [4, 4, 4],
+        );
+      });
+    }
+
+    test("a replica started after the others died takes their shares one lease duration after it first read them", async (t) => {
+      const w = world();
+      w.add("a", 30_000);
+      w.add("b", -30_000);
+      await w.rounds(3);
+      // Both die without handing anything over; a minute later a new replica starts.
+      const dead = new Set(["a", "b"]);
+      await w.rounds(30, 2_000, dead);
+      const d = w.add("d");
+      const startedAt = w.clock.now();
+      let tookAllAfterMs: number | undefined;
+      for (let i = 0; i < 30 && tookAllAfterMs === undefined; i++) {
+        await w.rounds(1, 0, dead);
+        w.owners();
+        if (d.heldShares().length === SHARES) tookAllAfterMs = w.clock.now() - startedAt;
+        await w.clock.advance(2_000);
+      }
+      t.diagnostic(`a replica started after the others died held every share ${tookAllAfterMs} ms after it started`);
+      assert.ok(tookAllAfterMs !== undefined, "d took every share");
+      // It cannot tell a dead holder from a live one before the Lease has stood still for a duration.
+      assert.ok(tookAllAfterMs > 15_000, `took them ${tookAllAfterMs} ms after it started`);
+      assert.ok(tookAllAfterMs <= 15_000 + 2 * 2_000, `took them ${tookAllAfterMs} ms after it started`);
+    });
+  });
+
+  test("a dead member's Lease is deleted once it has expired; a live one whose Lease was deleted creates it again", async () => {
     const w = world();
     for (const id of ["a", "b"]) w.add(id);
     await w.rounds(3);
     w.replicas.delete("b"); // b dies for good
     assert.equal(w.leases.members(), 2);
-    await w.rounds(160); // 320 s
+    const membership = [...w.leases.leases.values()].find(
+      (l) => l.metadata?.name?.includes("-member-") && recordFromSpec(l.spec).holderIdentity === "b",
+    );
+    const lastWrite = recordFromSpec(membership?.spec).renewTimeMs ?? 0;
+    let deletedAfterMs: number | undefined;
+    for (let i = 0; i < 20 && deletedAfterMs === undefined; i++) {
+      await w.rounds(1, 0);
+      if (w.leases.members() === 1) deletedAfterMs = w.clock.now() - lastWrite;
+      await w.clock.advance(2_000);
+    }
+    // It expires for a 15 s after a saw that write (at a's next round at the latest).
+    assert.ok(deletedAfterMs !== undefined && deletedAfterMs > 15_000 && deletedAfterMs <= 15_000 + 2 * 2_000);
+
+    const c = w.add("c");
+    await w.rounds(3);
+    for (const lease of [...w.leases.leases.values()]) {
+      if (recordFromSpec(lease.spec).holderIdentity === "c" && lease.metadata?.name?.includes("-member-")) {
+        await w.leases.delete("ns", lease.metadata.name, undefined);
+      }
+    }
     assert.equal(w.leases.members(), 1);
+    await w.rounds(1);
+    assert.equal(w.leases.members(), 2, "c created its membership Lease again");
+    assert.deepEqual(w.lost.get("c"), [], "and gave nothing up");
+    assert.ok(c.heldShares().length > 0);
   });
 });
 

@@ -6,13 +6,17 @@ import type { ShardLeaseClient } from "./leader-election.js";
 import {
   acquiredRecord,
   canAcquire,
-  isLeaseExpired,
+  hasExpired,
+  observeLease,
   recordFromSpec,
   releasedRecord,
   specFromRecord,
+  unchangedFor,
   type Lease,
+  type LeaseObservation,
   type LeaseRecord,
 } from "./lease.js";
+import { monotonicNow } from "./monotonic.js";
 import { assignShares } from "./shards.js";
 
 /** Labels every Lease of a shard group carries, so that one list call reads them all. */
@@ -31,11 +35,15 @@ export interface ShardElectionOptions {
   shares: number;
   /** This replica's name, written as the holder of its Leases. */
   identity: string;
-  /** How long a Lease is valid after its last renewal. Default 15 s. */
+  /**
+   * How long a Lease is valid after its last renewal. Default 15 s. Others count it from when they saw the
+   * renewal, by their own clocks (`hasExpired`).
+   */
   leaseDurationMs?: number;
   /**
-   * How long a share counts as held after its last successful renewal: past it the fence refuses writes, even
-   * though others wait until leaseDuration. The gap is the margin for clock skew. Default 10 s.
+   * How long a share counts as held after its last successful renewal was sent: past it the fence refuses
+   * writes, even though others wait until leaseDuration after they saw the renewal. The gap is the margin for a
+   * write already sent and for clocks that run at slightly different paces. Default 10 s.
    */
   renewDeadlineMs?: number;
   /** Time between two rounds. Default 2 s. */
@@ -45,7 +53,13 @@ export interface ShardElectionOptions {
    * renewal gets two tries (at 6 and 8 s) before the fence closes at renewDeadline (10 s).
    */
   renewAfterMs?: number;
-  /** A membership Lease expired this long ago is deleted (a replica gone for good). Default 5 min. */
+  /**
+   * A membership Lease that has not changed for this long (by this replica's clock; not less than the lease
+   * duration: it must have expired) is deleted. Default: the lease duration, so as soon as it expires. A replica
+   * that starts cannot tell a Lease that is no longer renewed from one that is, before it has watched it for a
+   * lease duration; one that is gone it does not count. A replica whose Lease was deleted while it was alive
+   * only creates it again at its next round.
+   */
   forgetMemberAfterMs?: number;
   client: ShardLeaseClient;
   log: Logger;
@@ -61,9 +75,10 @@ export interface ShardElectionOptions {
   onResumed?: (share: number) => void;
 }
 
-/** A share this replica holds: the term (which acquisition) and when it was last renewed (local clock). */
+/** A share this replica holds: the term (which acquisition) and when it was last renewed (monotonic clock). */
 interface Held {
   term: string;
+  /** When the last successful write of the share's Lease was sent. */
   renewedAt: number;
   /** A round has logged its fence closed by a late renewal (said once; the fence itself is `term`'s, by the clock). */
   closed?: boolean;
@@ -96,6 +111,8 @@ function termOf(record: LeaseRecord): string {
  * same assignment as every other replica (`assignShares`: rendezvous hashing, loads within one share), and
  * then takes the free or expired shares assigned to it, renews those it holds, and releases those no longer
  * assigned to it. A replica that dies stops renewing: its Leases expire and the others take its shares.
+ * Expiry is judged by what each replica has seen (`hasExpired`): a Lease that has not changed for its
+ * duration since this replica first listed it so, by this replica's own clock, never by the holder's renewTime.
  *
  * Every write replaces a Lease at the resourceVersion just listed, so of two replicas racing for a share
  * exactly one wins. `term(share)` is the fence: defined only while this replica holds the share and renewed
@@ -109,10 +126,16 @@ export class ShardElector {
   private readonly renewAfterMs: number;
   private readonly forgetMemberAfterMs: number;
   private readonly clock: Clock;
+  /** Times every duration: expiry, the fence, when a renewal is due. */
+  private readonly elapsed: () => number;
   private readonly log: Logger;
   private readonly memberName: string;
   private readonly selector: string;
   private readonly held = new Map<number, Held>();
+  /** The group's Leases as last listed, each with when it was first listed so (by name). */
+  private observed = new Map<string, LeaseObservation>();
+  /** When the membership Lease was last written by this process (monotonic), if it was. */
+  private memberRenewedAt: number | undefined;
   private rounds = 0;
   private members: string[] = [];
   private stopping: AbortController | undefined;
@@ -124,8 +147,9 @@ export class ShardElector {
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.renewAfterMs = options.renewAfterMs ?? 6_000;
-    this.forgetMemberAfterMs = options.forgetMemberAfterMs ?? 300_000;
+    this.forgetMemberAfterMs = options.forgetMemberAfterMs ?? this.leaseDurationMs;
     this.clock = options.clock ?? systemClock;
+    this.elapsed = monotonicNow(this.clock);
     this.log = options.log.child({ shardGroup: options.name, identity: options.identity });
     this.memberName = memberLeaseName(options.name, options.identity);
     this.selector = `${SHARD_LABELS.group}=${options.name}`;
@@ -151,7 +175,7 @@ export class ShardElector {
    */
   term(share: number): string | undefined {
     const held = this.held.get(share);
-    if (held === undefined || this.clock.now() - held.renewedAt >= this.renewDeadlineMs) return undefined;
+    if (held === undefined || this.elapsed() - held.renewedAt >= this.renewDeadlineMs) return undefined;
     return held.term;
   }
 
@@ -217,6 +241,7 @@ export class ShardElector {
     // A share whose fence closed (renewal overdue) is given up before anything else, even if its Lease still
     // names this replica: work dropped while it was closed is queued again when it is taken anew (a new term).
     this.expireStale();
+    // Written into the Leases for people to read; no replica compares it with its own clock.
     const now = this.clock.now();
     let leases: Lease[];
     try {
@@ -226,17 +251,23 @@ export class ShardElector {
       this.expireStale();
       return;
     }
+    // Read once the list has returned: every record in it was written before this.
+    const readAt = this.elapsed();
     const byName = new Map(leases.map((l) => [l.metadata?.name ?? "", l]));
+    this.observed = new Map(
+      [...byName].map(([leaseName, lease]) => [leaseName, observeLease(this.observed.get(leaseName), lease, readAt)]),
+    );
 
-    await this.renewMembership(byName.get(this.memberName), now);
+    await this.renewMembership(byName.get(this.memberName), now, readAt);
     const members = new Set([this.identity]);
     const writes: Promise<unknown>[] = [];
-    for (const lease of leases) {
+    for (const [leaseName, lease] of byName) {
       if (lease.metadata?.labels?.[SHARD_LABELS.role] !== "member") continue;
-      const record = recordFromSpec(lease.spec);
-      if (record.holderIdentity === undefined) continue;
-      if (!isLeaseExpired(record, now)) members.add(record.holderIdentity);
-      else if (record.holderIdentity !== this.identity && (record.renewTimeMs ?? 0) + this.forgetMemberAfterMs < now) {
+      const seen = this.observed.get(leaseName);
+      const holder = seen?.record.holderIdentity;
+      if (seen === undefined || holder === undefined) continue;
+      if (!hasExpired(seen, readAt)) members.add(holder);
+      else if (holder !== this.identity && unchangedFor(seen, readAt) > this.forgetMemberAfterMs) {
         writes.push(this.forget(lease));
       }
     }
@@ -248,39 +279,59 @@ export class ShardElector {
     for (let share = 0; share < shares; share++) {
       const leaseName = shareLeaseName(name, share);
       const lease = byName.get(leaseName);
+      const seen = this.observed.get(leaseName);
       const record = recordFromSpec(lease?.spec);
       const ours = record.holderIdentity === this.identity;
-      if (this.held.has(share) && !ours) {
+      const held = this.held.get(share);
+      if (held !== undefined && !ours) {
         this.lose(share, `now held by ${record.holderIdentity ?? "nobody"}`);
       }
       if (mine.has(share)) {
         if (lease === undefined) writes.push(this.take(share, undefined, now));
-        else if (!ours && canAcquire(record, this.identity, now)) writes.push(this.take(share, lease, now));
-        else if (ours && !this.held.has(share)) writes.push(this.take(share, lease, now));
-        else if (ours && now - (record.renewTimeMs ?? 0) >= this.renewAfterMs) writes.push(this.renew(share, lease));
-        else if (ours) this.renewedAt(share, record.renewTimeMs ?? now, termOf(record));
+        else if (!ours && seen !== undefined && canAcquire(seen, this.identity, readAt)) {
+          writes.push(this.take(share, lease, now));
+        } else if (ours && held === undefined) writes.push(this.take(share, lease, now));
+        else if (ours && held !== undefined && readAt - held.renewedAt >= this.renewAfterMs) {
+          writes.push(this.renew(share, lease));
+        } else if (ours && held !== undefined && termOf(record) !== held.term) {
+          // The Lease rewritten by a process of the same identity (a restart): not this process's term.
+          this.lose(share, "renewed under another term");
+        }
       } else if (ours && lease !== undefined) {
         writes.push(this.release(share, lease, now));
+      } else if (
+        lease !== undefined &&
+        seen !== undefined &&
+        record.holderIdentity !== undefined &&
+        !members.has(record.holderIdentity) &&
+        hasExpired(seen, readAt)
+      ) {
+        // Assigned to another member, who may not be able to tell yet that it expired (it started less than a
+        // lease duration ago): freed, it is taken at that member's next round.
+        writes.push(this.free(share, lease, now));
       }
     }
     await Promise.all(writes);
     this.expireStale();
   }
 
-  private async renewMembership(lease: Lease | undefined, now: number): Promise<void> {
+  private async renewMembership(lease: Lease | undefined, now: number, readAt: number): Promise<void> {
     const { client } = this.options;
     const record = recordFromSpec(lease?.spec);
     if (
       lease !== undefined &&
       record.holderIdentity === this.identity &&
-      now - (record.renewTimeMs ?? 0) < this.renewAfterMs
+      this.memberRenewedAt !== undefined &&
+      readAt - this.memberRenewedAt < this.renewAfterMs
     ) {
       return;
     }
     try {
       const spec = specFromRecord(acquiredRecord(lease ? record : undefined, this.identity, now, this.leaseDurationMs));
+      const sent = this.elapsed();
       if (lease === undefined) await client.create(this.leaseObject(this.memberName, "member", spec));
       else await client.replace({ ...lease, spec });
+      this.memberRenewedAt = sent;
     } catch (error) {
       this.log.warn({ err: toError(error) }, "could not renew the membership Lease");
     }
@@ -293,6 +344,7 @@ export class ShardElector {
     // A share this process does not hold is a new term even if a Lease still names this identity (a restart).
     const base = previous?.holderIdentity === this.identity ? { ...previous, holderIdentity: undefined } : previous;
     const record = acquiredRecord(base, this.identity, now, this.leaseDurationMs);
+    const sent = this.elapsed();
     try {
       const spec = specFromRecord(record);
       if (lease === undefined) await client.create(this.leaseObject(shareLeaseName(name, share), "share", spec));
@@ -301,7 +353,7 @@ export class ShardElector {
       if (!isConflict(error)) this.log.warn({ err: toError(error), share }, "could not take a share");
       return;
     }
-    this.held.set(share, { term: termOf(record), renewedAt: now });
+    this.held.set(share, { term: termOf(record), renewedAt: sent });
     this.log.info({ share, term: termOf(record), from: previous?.holderIdentity }, "took a share");
     try {
       this.options.onGained?.(share);
@@ -312,8 +364,8 @@ export class ShardElector {
 
   /** Renews a share held. The renewal counts from when it is sent (the round's earlier writes may have been slow). */
   private async renew(share: number, lease: Lease): Promise<void> {
-    const sent = this.clock.now();
-    const record = acquiredRecord(recordFromSpec(lease.spec), this.identity, sent, this.leaseDurationMs);
+    const sent = this.elapsed();
+    const record = acquiredRecord(recordFromSpec(lease.spec), this.identity, this.clock.now(), this.leaseDurationMs);
     try {
       await this.options.client.replace({ ...lease, spec: specFromRecord(record) });
       this.renewedAt(share, sent, termOf(record));
@@ -336,19 +388,33 @@ export class ShardElector {
     }
   }
 
+  /**
+   * Frees the expired share of a member gone (as a release would), at the version listed: as safe as taking
+   * it, and 409 if its holder or another replica wrote it meanwhile.
+   */
+  private async free(share: number, lease: Lease, now: number): Promise<void> {
+    const record = recordFromSpec(lease.spec);
+    try {
+      await this.options.client.replace({ ...lease, spec: specFromRecord(releasedRecord(record, now)) });
+      this.log.info({ share, from: record.holderIdentity }, "freed the expired share of a member gone");
+    } catch (error) {
+      if (!isConflict(error)) this.log.warn({ err: toError(error), share }, "could not free an expired share");
+    }
+  }
+
   private async forget(lease: Lease): Promise<void> {
     const name = lease.metadata?.name ?? "";
     try {
       await this.options.client.delete(this.options.namespace, name, lease.metadata?.resourceVersion);
-      this.log.info({ lease: name, member: recordFromSpec(lease.spec).holderIdentity }, "deleted a long-gone member");
+      this.log.info({ lease: name, member: recordFromSpec(lease.spec).holderIdentity }, "deleted an expired member");
     } catch (error) {
-      this.log.debug({ err: toError(error), lease: name }, "could not delete a long-gone member");
+      this.log.debug({ err: toError(error), lease: name }, "could not delete an expired member");
     }
   }
 
   /**
-   * Notes a renewal under `term`: one this replica wrote (at the resourceVersion it listed, so nobody wrote the
-   * Lease in between) or one the list shows. A renewal that lands after the fence has closed opens it again:
+   * Notes a renewal under `term` that this replica wrote (at the resourceVersion it listed, so nobody wrote the
+   * Lease in between), sent at `at`. A renewal that lands after the fence has closed opens it again:
    * nobody else can have held the share meanwhile, since taking it is a write to the same Lease, so the term goes
    * on — the caches were kept and need no load — and `onResumed` queues the work remembered while it was closed.
    * A renewal under another term (the Lease rewritten by a process of the same identity) gives the share up.
@@ -360,7 +426,7 @@ export class ShardElector {
       this.lose(share, "renewed under another term");
       return;
     }
-    const closed = this.clock.now() - held.renewedAt >= this.renewDeadlineMs;
+    const closed = this.elapsed() - held.renewedAt >= this.renewDeadlineMs;
     if (at > held.renewedAt) held.renewedAt = at;
     if (!closed || this.term(share) === undefined) return;
     held.closed = false;
@@ -378,7 +444,7 @@ export class ShardElector {
    * them again.
    */
   private expireStale(): void {
-    const now = this.clock.now();
+    const now = this.elapsed();
     for (const [share, held] of this.held) {
       if (now - held.renewedAt >= this.leaseDurationMs) {
         this.lose(share, "not renewed within the lease duration");
