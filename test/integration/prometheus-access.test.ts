@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
@@ -31,6 +31,7 @@ import {
   type RolloutEnv,
 } from "../support/rollout-env.js";
 import { seen } from "../support/rollout-recorder.js";
+import { answerZero, forward } from "../support/prometheus-stand-in.js";
 
 /** The older name of the label that marks a Secret as made for the controller (still accepted). */
 const CREDENTIALS_LABEL = "canaryapp.io/prometheus-credentials";
@@ -58,21 +59,8 @@ async function startListener(upstream?: string): Promise<Listener> {
   const target = upstream === undefined ? undefined : new URL(upstream);
   const server: Server = createServer((req, res) => {
     state.requests.push({ url: req.url ?? "", authorization: req.headers.authorization });
-    if (target === undefined) {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ status: "success", data: { resultType: "scalar", result: [Date.now() / 1000, "0"] } }));
-      return;
-    }
-    const headers: IncomingHttpHeaders = { ...req.headers, host: target.host };
-    const forwarded = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forwarded.on("error", () => res.writeHead(502).end());
-    req.pipe(forwarded);
+    if (target === undefined) answerZero(res);
+    else forward(req, res, target);
   });
   server.on("connection", () => state.connections++);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

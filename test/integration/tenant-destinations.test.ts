@@ -19,13 +19,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import dns from "node:dns";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import {
-  createServer,
-  request as httpRequest,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type ServerResponse,
-} from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -36,6 +30,7 @@ import { promisify } from "node:util";
 import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
 import type { CanaryApp, WebhookSpec } from "../../src/api/types.js";
 import { runController, type TestController } from "../support/controller.js";
+import { answerZero, forward } from "../support/prometheus-stand-in.js";
 import { createTestNamespace, eventually, MERGE_PATCH, testKubeConfig } from "../support/kube.js";
 import {
   appEvents,
@@ -94,25 +89,9 @@ async function listen(options: { upstream?: string; tls?: { key: string; cert: s
         authorization: req.headers.authorization,
         bytes,
       });
-      if (target === undefined) {
-        if ((req.url ?? "").startsWith("/api/v1/query")) {
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end(
-            JSON.stringify({ status: "success", data: { resultType: "scalar", result: [Date.now() / 1000, "0"] } }),
-          );
-        } else res.writeHead(200).end();
-        return;
-      }
-      const headers: IncomingHttpHeaders = { ...req.headers, host: target.host };
-      const forwarded = httpRequest(
-        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      forwarded.on("error", () => res.writeHead(502).end());
-      forwarded.end(Buffer.concat(chunks));
+      if (target !== undefined) forward(req, res, target, Buffer.concat(chunks));
+      else if ((req.url ?? "").startsWith("/api/v1/query")) answerZero(res);
+      else res.writeHead(200).end();
     });
   };
   const server = options.tls === undefined ? createServer(handle) : createTlsServer(options.tls, handle);
