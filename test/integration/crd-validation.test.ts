@@ -164,6 +164,12 @@ const invalid: { name: string; spec: Spec; metadataName?: string; message: RegEx
     message: /mesh: none needs strategy\.type: batches/,
   },
   {
+    name: "mesh none without an evidence source",
+    spec: { ...seedSpec, replicas: 4, mesh: "none", strategy: { type: "batches", batches: { count: 2 } } },
+    message:
+      /mesh: none has no mesh telemetry .* give analysis\.trafficQuery, or opt out with analysis\.requireTraffic: false/,
+  },
+  {
     name: "batches with an autoscaler",
     spec: {
       ...seedSpec,
@@ -344,10 +350,30 @@ describe("CanaryApp API validation", () => {
   test("a batch release without a mesh is accepted and gets its pause default", async () => {
     const created = await apps.create({
       metadata: { name: "batches" },
-      spec: { ...seedSpec, replicas: 4, mesh: "none", strategy: { type: "batches", batches: { count: 2 } } },
+      spec: {
+        ...seedSpec,
+        replicas: 4,
+        mesh: "none",
+        strategy: { type: "batches", batches: { count: 2 } },
+        analysis: { trafficQuery: 'sum(increase(http_requests_total{app="{{name}}"}[{{stepWindow}}]))' },
+      },
     });
     assert.deepEqual(created.spec.strategy, { type: "batches", batches: { count: 2, pause: DEFAULTS.batchPause } });
     assert.equal(created.spec.mesh, "none");
+  });
+
+  test("without a mesh, requireTraffic: false is the other way to say what proves the new version", async () => {
+    const created = await apps.create({
+      metadata: { name: "batches-unproven" },
+      spec: {
+        ...seedSpec,
+        replicas: 4,
+        mesh: "none",
+        strategy: { type: "batches", batches: { count: 2 } },
+        analysis: { requireTraffic: false },
+      },
+    });
+    assert.equal(created.spec.analysis?.requireTraffic, false);
   });
 
   test("a StatefulSet workload is accepted; its kind and the StatefulSet's immutable fields cannot change", async () => {
