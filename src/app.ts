@@ -154,10 +154,7 @@ export function startController({
     lookup: serviceLookup(api),
     now: () => clock.now(),
     changed: (keys) => {
-      for (const key of keys) {
-        if (work === undefined) controller.queue.add(key);
-        else work.offer(key);
-      }
+      for (const key of keys) requeue(key);
     },
     failed: (service, err) => log.warn({ service, err }, "could not read a Service an app names; asking again later"),
   });
@@ -315,24 +312,23 @@ export function startController({
   }
   controller.watch(caches.secondaryPods, owned(keyFromLabel(LABELS.app)));
   controller.watch(caches.statefulSetPods, owned(keyFromLabel(LABELS.app)));
+  /** Judges an app again: queued here, or, sharded, offered to the share's work (held or remembered). */
+  function requeue(key: string): void {
+    if (work === undefined) controller.queue.add(key);
+    else work.offer(key);
+  }
   // An app removed frees its names: an app refused for wanting one of them (NameTaken) is judged again.
   caches.canaryApps.onDelete((app) => {
     const namespace = app.metadata.namespace ?? "";
     for (const name of clashCandidates(app.metadata.name ?? "")) {
-      if (caches.canaryApps.get(namespace, name) === undefined) continue;
-      const key = `${namespace}/${name}`;
-      if (work === undefined) controller.queue.add(key);
-      else work.offer(key);
+      if (caches.canaryApps.get(namespace, name) !== undefined) requeue(`${namespace}/${name}`);
     }
   });
   // A credentials Secret labelled, changed or removed: its apps are judged again.
   controller.addCache(secrets);
   const requeueUsers = (secret: Parameters<typeof appsUsingSecret>[1]): void => {
     const namespace = secret.metadata?.namespace;
-    for (const key of appsUsingSecret(caches.canaryApps.list(namespace), secret)) {
-      if (work === undefined) controller.queue.add(key);
-      else work.offer(key);
-    }
+    for (const key of appsUsingSecret(caches.canaryApps.list(namespace), secret)) requeue(key);
   };
   secrets.onAdd(requeueUsers);
   secrets.onUpdate(requeueUsers);
