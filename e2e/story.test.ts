@@ -40,6 +40,7 @@ import { Kubectl, toolchainKubectl } from "./demo/kubectl.js";
 import { StoryRecorder } from "./demo/recorder.js";
 import { readSample, runStory, trafficChecks, type StoryResult } from "./demo/story.js";
 import { totalBad } from "./sim/ledger.js";
+import { SOURCE_WORKLOAD } from "./sim/telemetry.js";
 import {
   innerWindows,
   scrapeDeltas,
@@ -81,6 +82,17 @@ async function promQuery<T>(url: string, query: string, time?: number): Promise<
 async function promSum(url: string, query: string, time?: number): Promise<number> {
   const result = await promQuery<{ value: [number, string] }[]>(url, query, time);
   return result.reduce((sum, r) => sum + Number(r.value[1]), 0);
+}
+
+/**
+ * The app's requests from the simulated callers in the mesh, as the pods that served them report them:
+ * one reporter, so that no request counts twice; by canonical service, which both tracks' pods carry (the
+ * secondary's are never reported against the app's Service `<name>`, only `<name>-secondary`); callers
+ * outside the mesh, which the route does not split, left out (docs/istio-telemetry.md). A Deployment's
+ * pods report their Deployment as destination_workload, so `<name>-secondary` tells the secondary's apart.
+ */
+function meshServed(story: StoryResult): string {
+  return `reporter="destination",destination_workload_namespace="${namespace}",destination_canonical_service="${story.app.metadata.name}",source_workload="${SOURCE_WORKLOAD}"`;
 }
 
 let systemApplied = false;
@@ -330,7 +342,7 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
     const span = Math.ceil((end - (story.chapters[0]?.startedAt ?? end)) / 1000) + 5;
     const series = await promQuery<MatrixSeries[]>(
       url,
-      `istio_requests_total{destination_service_namespace="${namespace}",destination_service_name="${story.app.metadata.name}"}[${span}s]`,
+      `istio_requests_total{${meshServed(story)}}[${span}s]`,
       end / 1000,
     );
     const deltas = scrapeDeltas(series, (m) => m["destination_workload"] === secondary);
@@ -347,8 +359,12 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
     // The same, literally, with increase() over the quiet stretch after the rollback.
     const quiet = Math.floor((end - quietFrom) / 1000) - 2;
     const query = (selector: string) => `sum(increase(istio_requests_total{${selector}}[${quiet}s]))`;
-    const onSecondary = await promSum(url, query(`destination_workload="${secondary}"`), end / 1000);
-    const onService = await promSum(url, query(`destination_service_namespace="${namespace}"`), end / 1000);
+    const onSecondary = await promSum(
+      url,
+      query(`${meshServed(story)},destination_workload="${secondary}"`),
+      end / 1000,
+    );
+    const onService = await promSum(url, query(meshServed(story)), end / 1000);
     assert.equal(onSecondary, 0, `increase on the secondary over the last ${quiet}s`);
     assert.ok(onService > 0, `increase on the service over the last ${quiet}s: ${onService}`);
   });
@@ -367,8 +383,8 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
       const seconds = (ms / 1000).toFixed(1);
       const at = w.to / 1000;
       const inc = (selector: string) => promSum(url, `sum(increase(istio_requests_total{${selector}}[${ms}ms]))`, at);
-      const onSecondary = await inc(`destination_workload="${secondary}"`);
-      const onService = await inc(`destination_service_namespace="${namespace}"`);
+      const onSecondary = await inc(`${meshServed(story)},destination_workload="${secondary}"`);
+      const onService = await inc(meshServed(story));
       const share = onService === 0 ? NaN : (onSecondary / onService) * 100;
       console.log(
         `# weight ${w.secondary}%: secondary ${share.toFixed(1)}% of ${onService.toFixed(0)} requests over ${seconds}s`,

@@ -247,7 +247,7 @@ async function keepRunning(env: Environment, flags: Flags): Promise<void> {
     `  kubectl -n ${flags.namespace} patch canaryapp canaryapp-sample --type=merge -p '{"spec":{"image":"...:v4"}}'`,
   );
   print(
-    `  Prometheus:        ${env.prometheus.url}  (try: sum by (destination_workload, response_code) (rate(istio_requests_total[1m])))`,
+    `  Prometheus:        ${env.prometheus.url}  (try: sum by (destination_workload, response_code) (rate(istio_requests_total{reporter="destination"}[1m])))`,
   );
   print(`  simulator state:   ${env.simulator.url}/state`);
   print(`  controller:        ${env.controller.url}/metrics, log ${env.controller.logPath}`);

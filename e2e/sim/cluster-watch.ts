@@ -1,6 +1,8 @@
 /**
- * Watches the controller's children (VirtualServices, Pods, Deployments, Services) through the project's informers,
- * so every tick reads the cluster as it is now without asking the API server.
+ * Watches what the simulated data plane reads through the project's informers: the controller's
+ * VirtualServices, DestinationRules and Pods (all of each pod's metadata: labels, owners, generated name),
+ * and every Service of the namespaces watched (a Service of anyone's that selects a pod is one of the
+ * pod's Services to Istio), so every tick reads the cluster as it is now without asking the API server.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
@@ -13,7 +15,7 @@ import {
   type ObjectList,
 } from "../../src/controller/informer.js";
 import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
-import type { ClusterSnapshot, DeploymentLike, PodLike, ServiceLike, VirtualServiceLike } from "./mesh-view.js";
+import type { ClusterSnapshot, DestinationRuleLike, PodLike, ServiceLike, VirtualServiceLike } from "./mesh-view.js";
 
 /** Anything that can say what the cluster looks like right now. */
 export interface SnapshotSource {
@@ -28,6 +30,7 @@ export interface ClusterWatch extends SnapshotSource {
 export const CHILD_SELECTOR = `${LABELS.managedBy}=${MANAGED_BY_VALUE},${LABELS.app}`;
 
 const VIRTUAL_SERVICES = { group: "networking.istio.io", version: "v1", plural: "virtualservices" } as const;
+const DESTINATION_RULES = { group: "networking.istio.io", version: "v1", plural: "destinationrules" } as const;
 
 export interface WatchOptions {
   /** Namespaces to watch; all when empty. */
@@ -38,27 +41,20 @@ export interface WatchOptions {
 }
 
 /**
- * Starts the three informers and resolves once each has listed once, or after `syncTimeoutMs` with a
+ * Starts the informers and resolves once each has listed once, or after `syncTimeoutMs` with a
  * warning (e.g. Istio's CRDs are not installed yet): the informers keep retrying with backoff, and until
  * they succeed the simulator sees no children of that kind.
  */
 export async function watchCluster(kc: PooledKubeConfig, opts: WatchOptions): Promise<ClusterWatch> {
-  const { core, apps, customObjects, watch } = createClients(kc);
-  const common = { namespaces: opts.namespaces, labelSelector: CHILD_SELECTOR, watcher: watch, log: opts.log };
+  const { core, customObjects, watch } = createClients(kc);
+  const anyLabels = { namespaces: opts.namespaces, watcher: watch, log: opts.log };
+  const common = { ...anyLabels, labelSelector: CHILD_SELECTOR };
   const pods = createInformer<PodLike>({
     ...common,
     type: { group: "", version: "v1", plural: "pods" },
     list: listedBy(
       (q) => core.listPodForAllNamespaces(q),
       (q) => core.listNamespacedPod(q),
-    ),
-  });
-  const deployments = createInformer<DeploymentLike>({
-    ...common,
-    type: { group: "apps", version: "v1", plural: "deployments" },
-    list: listedBy(
-      (q) => apps.listDeploymentForAllNamespaces(q),
-      (q) => apps.listNamespacedDeployment(q),
     ),
   });
   const virtualServices = createInformer<VirtualServiceLike>({
@@ -73,22 +69,42 @@ export async function watchCluster(kc: PooledKubeConfig, opts: WatchOptions): Pr
         >,
     ),
   });
-  const services = createInformer<ServiceLike>({
+  const destinationRules = createInformer<DestinationRuleLike>({
     ...common,
+    type: DESTINATION_RULES,
+    list: listedBy(
+      (q) =>
+        customObjects.listClusterCustomObject({ ...DESTINATION_RULES, ...q }) as Promise<
+          ObjectList<DestinationRuleLike>
+        >,
+      (q) =>
+        customObjects.listNamespacedCustomObject({ ...DESTINATION_RULES, ...q }) as Promise<
+          ObjectList<DestinationRuleLike>
+        >,
+    ),
+  });
+  // Every Service, not only the controller's: Istio lists each one whose selector matches a pod.
+  const services = createInformer<ServiceLike>({
+    ...anyLabels,
     type: { group: "", version: "v1", plural: "services" },
     list: listedBy(
       (q) => core.listServiceForAllNamespaces(q),
       (q) => core.listNamespacedService(q),
     ),
   });
-  const informers: Informer<unknown>[] = [pods, deployments, virtualServices, services];
+  const informers: Informer<unknown>[] = [pods, virtualServices, destinationRules, services];
   for (const informer of informers) informer.start();
 
   const deadline = Date.now() + (opts.syncTimeoutMs ?? 30_000);
   while (!informers.every((i) => i.hasSynced()) && Date.now() < deadline) await sleep(50);
   if (!informers.every((i) => i.hasSynced())) {
     opts.log.warn(
-      { pods: pods.hasSynced(), deployments: deployments.hasSynced(), virtualServices: virtualServices.hasSynced() },
+      {
+        pods: pods.hasSynced(),
+        virtualServices: virtualServices.hasSynced(),
+        destinationRules: destinationRules.hasSynced(),
+        services: services.hasSynced(),
+      },
       "cluster watch not synced yet; going on with what is listed",
     );
   }
@@ -97,8 +113,8 @@ export async function watchCluster(kc: PooledKubeConfig, opts: WatchOptions): Pr
     snapshot: () => ({
       virtualServices: virtualServices.list(),
       pods: pods.list(),
-      deployments: deployments.list(),
       services: services.list(),
+      destinationRules: destinationRules.list(),
     }),
     stop: async () => {
       await Promise.all(informers.map((i) => i.stop()));

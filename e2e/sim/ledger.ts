@@ -21,18 +21,19 @@ export interface SentCounts {
   byCode: Record<string, number>;
 }
 
-/** Where a request went: a subset, or `unrouted` when no route and no Ready pod left it nowhere to go. */
+/** Where a request went: a track, or `unrouted` when it reached no track (see SimulatedRequest.track). */
 export type Destination = Track | "unrouted";
 
 export interface AppState {
   namespace: string;
   name: string;
-  /** The mesh route's weights as read from the VirtualService; null: no route (Service round robin). */
+  /** The mesh route's weights by track as read from the VirtualService; null: no route (the app's Service). */
   weights: Record<Track, number> | null;
   readyPods: Record<Track, string[]>;
   /** Distinct images of the Ready pods. */
   images: Record<Track, string[]>;
-  workloads: Record<Track, string>;
+  /** The distinct workload names (destination_workload) of each track's Ready pods. */
+  workloads: Record<Track, string[]>;
   sent: Record<Destination, SentCounts>;
   /** Requests from callers without a sidecar (the app's Service's endpoints), by the track they reached. */
   outsideMesh: Record<Destination, SentCounts>;
@@ -105,7 +106,7 @@ export class Ledger {
     for (const r of requests) {
       if (r.bad === undefined) continue;
       recent.push(
-        `tick ${this.ticks}: ${r.bad} ${r.track ?? "-"} ${r.pod ?? "-"}${outsideMesh ? " (outside the mesh)" : ""}`,
+        `tick ${this.ticks}: ${r.bad} ${r.track ?? "-"} ${r.pod?.name ?? "-"}${outsideMesh ? " (outside the mesh)" : ""}`,
       );
     }
     // The first ten and the latest ten.
@@ -127,7 +128,7 @@ export class Ledger {
         weights: v.weights,
         readyPods: perTrack((t) => v.tracks[t].readyPods.map((p) => p.name)),
         images: perTrack((t) => [...new Set(v.tracks[t].readyPods.map((p) => p.image))]),
-        workloads: perTrack((t) => v.tracks[t].workload),
+        workloads: perTrack((t) => [...new Set(v.tracks[t].readyPods.map((p) => p.workload.name))]),
         sent: structuredClone(this.sent.get(`${v.namespace}/${v.name}`) ?? emptySent()),
         outsideMesh: structuredClone(this.outside.get(`${v.namespace}/${v.name}`) ?? emptySent()),
         bad: { ...(this.bad.get(`${v.namespace}/${v.name}`) ?? { noReadyPods: 0, reset: 0, replaced: 0 }) },

@@ -1,7 +1,26 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { deployment, pod, service, virtualService, virtualServiceByHost } from "./fixtures.test-helpers.js";
-import { buildAppViews, isPodReady, meshWeights, podImage, type VirtualServiceLike } from "./mesh-view.js";
+import {
+  deploymentApp,
+  destinationRule,
+  pod,
+  service,
+  statefulSetPod,
+  trackService,
+  virtualService,
+  virtualServiceByHost,
+} from "./fixtures.test-helpers.js";
+import {
+  buildAppViews,
+  inboundService,
+  isPodReady,
+  meshWeights,
+  podImage,
+  serviceOfHost,
+  type ClusterSnapshot,
+  type ServiceRef,
+  type VirtualServiceLike,
+} from "./mesh-view.js";
 
 describe("meshWeights", () => {
   test("reads the weights of the controller's route", () => {
@@ -37,7 +56,7 @@ describe("meshWeights", () => {
     assert.deepEqual(meshWeights(vs), { primary: 90, secondary: 10 });
   });
 
-  test("a lone destination without weight takes everything; other subsets are ignored", () => {
+  test("a lone destination without weight takes everything; other subsets count for no track", () => {
     assert.deepEqual(meshWeights({ spec: { http: [{ route: [{ destination: { subset: "secondary" } }] }] } }), {
       primary: 0,
       secondary: 100,
@@ -98,81 +117,184 @@ describe("pods", () => {
   });
 });
 
-describe("buildAppViews", () => {
-  test("groups the controller's children by app, with Ready pods per track", () => {
-    const views = buildAppViews({
-      virtualServices: [virtualService("web", "shop", [90, 10])],
-      deployments: [deployment("web", "shop", "primary"), deployment("web", "shop", "secondary")],
-      pods: [
-        pod("web", "shop", "primary", "web-primary-1", "web:v1"),
-        pod("web", "shop", "secondary", "web-secondary-1", "web:v2"),
-        pod("web", "shop", "secondary", "web-secondary-2", "web:v2", false),
-        pod("api", "other", "primary", "api-primary-1", "api:v1"),
-      ],
+describe("route destinations", () => {
+  // pilot/pkg/model/config.go, ResolveShortnameToFQDN: a host without a dot is in the VirtualService's
+  // namespace; a host with one is taken as written (a Kubernetes Service only as <svc>.<ns>.svc.cluster.local).
+  test("a host names a Service: short in the route's namespace, or fully qualified", () => {
+    assert.deepEqual(serviceOfHost("web-secondary", "shop"), { name: "web-secondary", namespace: "shop" });
+    assert.deepEqual(serviceOfHost("web-secondary.other.svc.cluster.local", "shop"), {
+      name: "web-secondary",
+      namespace: "other",
     });
+    assert.equal(serviceOfHost("web-secondary.shop", "shop"), undefined);
+    assert.equal(serviceOfHost("example.com", "shop"), undefined);
+  });
+
+  // The route's destination is a cluster of the Service it names; its endpoints are the Ready,
+  // non-terminating pods the Service's selector matches (pilot/pkg/serviceregistry/kube/controller/util.go,
+  // getPodServices; pkg/config/labels/instance.go, Instance.Match).
+  test("each destination is the Ready pods its Service selects", () => {
+    const [view] = buildAppViews(
+      deploymentApp(
+        "web",
+        "shop",
+        [90, 10],
+        [
+          pod("web", "shop", "primary", "web-primary-1", "web:v1"),
+          pod("web", "shop", "secondary", "web-secondary-1", "web:v2"),
+          pod("web", "shop", "secondary", "web-secondary-2", "web:v2", false),
+        ],
+      ),
+    );
     assert.deepEqual(
-      views.map((v) => ({
-        app: `${v.namespace}/${v.name}`,
-        weights: v.weights,
-        primary: v.tracks.primary.readyPods.map((p) => `${p.name}@${p.image}`),
-        secondary: v.tracks.secondary.readyPods.map((p) => p.name),
-        workloads: [v.tracks.primary.workload, v.tracks.secondary.workload],
+      view?.route?.map((d) => ({
+        host: d.host,
+        track: d.track,
+        service: d.cluster?.service.name,
+        endpoints: d.cluster?.endpoints.map((p) => p.name),
       })),
       [
         {
-          app: "other/api",
-          weights: null,
-          primary: ["api-primary-1@api:v1"],
-          secondary: [],
-          workloads: ["api-primary", "api-secondary"],
+          host: "web-primary.shop.svc.cluster.local",
+          track: "primary",
+          service: "web-primary",
+          endpoints: ["web-primary-1"],
         },
         {
-          app: "shop/web",
-          weights: { primary: 90, secondary: 10 },
-          primary: ["web-primary-1@web:v1"],
-          secondary: ["web-secondary-1"],
-          workloads: ["web-primary", "web-secondary"],
+          host: "web-secondary.shop.svc.cluster.local",
+          track: "secondary",
+          service: "web-secondary",
+          endpoints: ["web-secondary-1"],
         },
       ],
     );
+    assert.deepEqual(view?.weights, { primary: 90, secondary: 10 });
+    assert.deepEqual(
+      view?.tracks.secondary.readyPods.map((p) => p.workload.name),
+      ["web-secondary"],
+    );
   });
 
-  test("the workload is the Deployment that selects the pod", () => {
-    const d = {
-      ...deployment("web", "shop", "secondary"),
-      metadata: { name: "web-canary", namespace: "shop", labels: {} },
+  // A StatefulSet app: the per-track Services select by revision, the pods have no track label; the
+  // endpoints follow the selectors (getPodServices, Instance.Match) and the workload the owner
+  // (pkg/kube/util.go, GetDeployMetaFromPod).
+  test("a StatefulSet app's tracks are its Services' pods, by revision", () => {
+    const selector = (revision: string) => ({ "canaryapp.io/app": "db", "canaryapp.io/revision": revision });
+    const snapshot: ClusterSnapshot = {
+      virtualServices: [virtualServiceByHost("db", "shop", [80, 20])],
+      services: [
+        { ...service("db", "shop"), spec: { selector: selector("6f7d8c") } },
+        trackService("db", "shop", "primary", selector("6f7d8c")),
+        trackService("db", "shop", "secondary", selector("9a1b2c")),
+      ],
+      pods: [
+        statefulSetPod("db", "shop", 0, "6f7d8c", "db:v1"),
+        statefulSetPod("db", "shop", 1, "6f7d8c", "db:v1"),
+        statefulSetPod("db", "shop", 2, "9a1b2c", "db:v2"),
+      ],
     };
-    const [view] = buildAppViews({
-      virtualServices: [],
-      deployments: [d],
-      pods: [pod("web", "shop", "secondary", "p", "web:v2")],
-    });
-    assert.equal(view?.tracks.secondary.workload, "web-canary");
+    const [view] = buildAppViews(snapshot);
+    const names = (track: "primary" | "secondary") => view?.tracks[track].readyPods.map((p) => p.name);
+    assert.deepEqual([names("primary"), names("secondary")], [["db-0", "db-1"], ["db-2"]]);
+    assert.deepEqual(
+      view?.tracks.secondary.readyPods.map((p) => [p.workload.name, p.workload.canonicalRevision]),
+      [["db", "9a1b2c"]],
+    );
+    assert.deepEqual(
+      view?.service?.endpoints.map((p) => p.name),
+      ["db-0", "db-1"],
+    );
   });
 
-  test("the app's Service's Ready pods are where callers outside the mesh land", () => {
+  // A subset is the Service's endpoints narrowed to the DestinationRule subset's labels; without the
+  // Service, or without a DestinationRule defining the subset, Envoy has no such cluster (503 NC).
+  test("a subset of the app's host: its DestinationRule's labels over the Service's endpoints", () => {
+    const pods = [
+      pod("web", "shop", "primary", "web-primary-1", "web:v1"),
+      pod("web", "shop", "secondary", "web-secondary-1", "web:v2"),
+    ];
+    const endpoints = (snapshot: ClusterSnapshot) =>
+      buildAppViews(snapshot)[0]?.route?.map((d) => d.cluster?.endpoints.map((p) => p.name) ?? null);
+    const vs = virtualService("web", "shop", [50, 50]);
+    // The app's Service before ADR 0010 selected both tracks.
+    const both = { virtualServices: [vs], pods, services: [service("web", "shop")] };
+    assert.deepEqual(endpoints({ ...both, destinationRules: [destinationRule("web", "shop")] }), [
+      ["web-primary-1"],
+      ["web-secondary-1"],
+    ]);
+    // Since ADR 0010 it selects the primary only: the secondary subset has no endpoint.
+    assert.deepEqual(
+      endpoints({
+        ...both,
+        services: [service("web", "shop", "primary")],
+        destinationRules: [destinationRule("web", "shop")],
+      }),
+      [["web-primary-1"], []],
+    );
+    assert.deepEqual(endpoints(both), [null, null], "no DestinationRule: no subset cluster");
+    assert.deepEqual(endpoints({ ...both, services: [], destinationRules: [destinationRule("web", "shop")] }), [
+      null,
+      null,
+    ]);
+  });
+
+  test("without a route, the app's Service is the cluster; with no Service, there is none", () => {
     const pods = [
       pod("web", "shop", "primary", "web-primary-1", "web:v1"),
       pod("web", "shop", "secondary", "web-secondary-1", "web:v2"),
       pod("web", "shop", "primary", "web-primary-2", "web:v1", false),
     ];
-    const names = (track?: "primary") =>
-      buildAppViews({
-        virtualServices: [],
-        deployments: [],
-        pods,
-        services: [service("web", "shop", track)],
-      })[0]?.servicePods.map((p) => p.name);
-    assert.deepEqual(names("primary"), ["web-primary-1"]);
-    // The Service before ADR 0010 selected both tracks.
-    assert.deepEqual(names(), ["web-primary-1", "web-secondary-1"]);
-    // No Service read: nowhere to land.
-    assert.deepEqual(buildAppViews({ virtualServices: [], deployments: [], pods })[0]?.servicePods, []);
+    const [view] = buildAppViews(deploymentApp("web", "shop", null, pods));
+    assert.equal(view?.route, null);
+    assert.deepEqual(view?.service?.service, { name: "web", namespace: "shop", host: "web.shop.svc.cluster.local" });
+    assert.deepEqual(
+      view?.service?.endpoints.map((p) => p.name),
+      ["web-primary-1"],
+    );
+    assert.equal(buildAppViews({ virtualServices: [], pods })[0]?.service, null);
   });
 
   test("ignores objects that are not the controller's children", () => {
     const foreign = pod("web", "shop", "primary", "p", "web:v1");
     foreign.metadata = { ...foreign.metadata, labels: { "canaryapp.io/app": "web", "canaryapp.io/track": "primary" } };
-    assert.deepEqual(buildAppViews({ virtualServices: [], deployments: [], pods: [foreign] }), []);
+    assert.deepEqual(buildAppViews({ virtualServices: [], pods: [foreign] }), []);
+  });
+});
+
+describe("the Service a pod's sidecar reports", () => {
+  const ref = (name: string): ServiceRef => ({ name, namespace: "shop", host: `${name}.shop.svc.cluster.local` });
+
+  // pilot/pkg/networking/core/cluster_builder.go, addTelemetryMetadata: the inbound cluster lists every
+  // Service that selects the pod (pilot/pkg/serviceregistry/kube/controller/util.go, getPodServices, over
+  // the informer's list, in no defined order); the sidecar reports the first (istio/proxy
+  // source/extensions/filters/http/istio_stats/istio_stats.cc). Here: one of them by a hash of the pod's name.
+  test("a pod selected by two Services reports one of them, the same one every time", () => {
+    const p = pod("web", "shop", "primary", "web-primary-5d8f7c9b4-abcde", "web:v1");
+    const [view] = buildAppViews(deploymentApp("web", "shop", [100, 0], [p]));
+    const [reported] = view?.tracks.primary.readyPods ?? [];
+    assert.ok(reported?.inboundService);
+    assert.ok(["web", "web-primary"].includes(reported.inboundService.name), reported.inboundService.name);
+    assert.deepEqual(
+      buildAppViews(deploymentApp("web", "shop", [100, 0], [p]))[0]?.tracks.primary.readyPods[0],
+      reported,
+    );
+
+    // The order the Services are listed in does not matter; which one a pod gets depends on its name only,
+    // and across pods both occur.
+    assert.deepEqual(
+      inboundService("p", [ref("web-primary"), ref("web")]),
+      inboundService("p", [ref("web"), ref("web-primary")]),
+    );
+    const chosen = new Set(
+      Array.from({ length: 20 }, (_, i) => inboundService(`web-primary-${i}`, [ref("web"), ref("web-primary")])?.name),
+    );
+    assert.deepEqual([...chosen].sort(), ["web", "web-primary"]);
+  });
+
+  test("a pod only one Service selects reports that one; none, no Service", () => {
+    const secondary = pod("web", "shop", "secondary", "web-secondary-1", "web:v2");
+    const [view] = buildAppViews(deploymentApp("web", "shop", [0, 100], [secondary]));
+    assert.equal(view?.tracks.secondary.readyPods[0]?.inboundService?.name, "web-secondary");
+    assert.equal(inboundService("web-secondary-1", []), null);
   });
 });

@@ -1,16 +1,17 @@
 /**
  * What the mesh's data plane would know about each CanaryApp, read from the objects in the API server:
- * the mesh route's weights (from the VirtualService as it is, never from the controller's intent), and
- * the Ready pods of each subset with their images. Pure: the objects come in as plain data.
+ * the VirtualService's mesh route as it is (never the controller's intent), the cluster each of its
+ * destinations names (a Service, or a DestinationRule subset of one) with that cluster's endpoints (the
+ * Ready pods the Service selects), and what each pod's sidecar reports about itself. Pods are told apart
+ * by Services and Istio's rules, never by the controller's labels. Pure: the objects come in as plain data.
+ * docs/istio-telemetry.md lists the rules and where Istio has them.
  */
 import { LABELS, MANAGED_BY_VALUE, type Track } from "../../src/api/types.js";
 import { destinationTrack } from "../../src/router/istio.js";
+import { workloadMeta, type PodMetaLike, type WorkloadMeta } from "./istio-workload.js";
 
-/** The fields of any object that are read here. */
-export interface ObjectMetaLike {
-  name?: string;
-  namespace?: string;
-  labels?: Record<string, string>;
+/** The fields of any object that are read here (a pod's owners and generated name name its workload). */
+export interface ObjectMetaLike extends PodMetaLike {
   deletionTimestamp?: string | Date;
 }
 
@@ -26,6 +27,11 @@ export interface VirtualServiceLike {
   };
 }
 
+export interface DestinationRuleLike {
+  metadata?: ObjectMetaLike;
+  spec?: { host?: string; subsets?: { name?: string; labels?: Record<string, string> }[] };
+}
+
 export interface PodLike {
   metadata?: ObjectMetaLike;
   spec?: { containers?: { name?: string; image?: string }[] };
@@ -37,18 +43,14 @@ export interface ServiceLike {
   spec?: { selector?: Record<string, string> };
 }
 
-export interface DeploymentLike {
-  metadata?: ObjectMetaLike;
-  spec?: { selector?: { matchLabels?: Record<string, string> } };
-}
-
 /** Everything the simulator reads from the cluster at one moment. */
 export interface ClusterSnapshot {
   virtualServices: readonly VirtualServiceLike[];
   pods: readonly PodLike[];
-  deployments: readonly DeploymentLike[];
-  /** The controller's Services; absent: none read (callers outside the mesh then reach nothing). */
+  /** Every Service of the namespaces read; absent: none (then no destination has endpoints). */
   services?: readonly ServiceLike[];
+  /** The controller's DestinationRules (subsets of a route's host); absent: none. */
+  destinationRules?: readonly DestinationRuleLike[];
 }
 
 export const TRACKS: readonly Track[] = ["primary", "secondary"];
@@ -56,16 +58,59 @@ export const TRACKS: readonly Track[] = ["primary", "secondary"];
 /** The container whose image a pod runs: the one the controller names `app`, else the first. */
 const APP_CONTAINER = "app";
 const MESH = "mesh";
+/** Kubernetes' cluster domain, which Istio appends to a short host (pilot/pkg/model/config.go). */
+const DOMAIN = "cluster.local";
+
+/** A Kubernetes Service as Istio names it in cluster metadata (`istio.services`: host, name, namespace). */
+export interface ServiceRef {
+  name: string;
+  namespace: string;
+  /** `<name>.<namespace>.svc.cluster.local`. */
+  host: string;
+}
 
 export interface PodView {
   name: string;
-  track: Track;
+  namespace: string;
   image: string;
+  /** What the pod's sidecar reports about the pod (istio-workload.ts). */
+  workload: WorkloadMeta;
+  /**
+   * The Service its inbound cluster reports as destination_service (reporter="destination"): one of the
+   * Services that select it, which one not defined by Istio (see inboundService); null when none does.
+   */
+  inboundService: ServiceRef | null;
+  /**
+   * The track whose Service `<app>-<track>` has the pod as an endpoint (the primary's when both do, as
+   * a StatefulSet's Services do while no test runs); undefined when neither. Used only to tell, for
+   * /state, which track a request reached without a route (the Service round robin, callers outside the
+   * mesh).
+   */
+  serviceTrack: Track | undefined;
+}
+
+/** An Envoy cluster of the outbound side: the Service it is built for and its healthy endpoints. */
+export interface ClusterView {
+  service: ServiceRef;
+  endpoints: PodView[];
+}
+
+/** One destination of the mesh route. */
+export interface RouteDestinationView {
+  host: string;
+  subset?: string;
+  weight: number;
+  /** The track the destination stands for (its subset, or its per-track Service host); undefined if none. */
+  track: Track | undefined;
+  /**
+   * The cluster it sends to; null when Envoy has no cluster by that name (no such Service, or no such
+   * subset in a DestinationRule of its host): a request to it is answered 503 NC.
+   */
+  cluster: ClusterView | null;
 }
 
 export interface TrackView {
-  /** The Deployment the pods belong to: Istio's destination_workload. */
-  workload: string;
+  /** The Ready pods of the track's destination in the route, else of its Service `<app>-<track>`. */
   readyPods: PodView[];
 }
 
@@ -73,16 +118,18 @@ export interface AppView {
   namespace: string;
   name: string;
   /**
-   * The weights of the VirtualService's mesh route, by subset. null when there is no VirtualService or it
-   * has no route for mesh traffic: then, as in Istio, the Service's round robin over every Ready pod applies.
+   * The destinations of the VirtualService's mesh route. null when there is no VirtualService or it has no
+   * route for mesh traffic: then, as in Istio, the app's Service `<name>` takes the request.
    */
+  route: RouteDestinationView[] | null;
+  /** The route's weights by track, for /state; null when there is no mesh route. */
   weights: Record<Track, number> | null;
-  tracks: Record<Track, TrackView>;
   /**
-   * The Ready pods the app's Service `<name>` selects: where a caller without a sidecar lands (kube-proxy
-   * picks among the Service's ready endpoints; no VirtualService applies to it).
+   * The app's Service `<name>` as a cluster: where a request goes without a route, and whose endpoints a
+   * caller without a sidecar reaches (kube-proxy; no VirtualService applies to it). null when there is none.
    */
-  servicePods: PodView[];
+  service: ClusterView | null;
+  tracks: Record<Track, TrackView>;
 }
 
 /** The app a child belongs to, when it is one of the controller's children. */
@@ -91,11 +138,6 @@ function appOf(meta: ObjectMetaLike | undefined): { namespace: string; name: str
   const name = labels[LABELS.app];
   if (!name || labels[LABELS.managedBy] !== MANAGED_BY_VALUE || !meta?.namespace) return undefined;
   return { namespace: meta.namespace, name };
-}
-
-function trackOf(meta: ObjectMetaLike | undefined): Track | undefined {
-  const track = meta?.labels?.[LABELS.track];
-  return track === "primary" || track === "secondary" ? track : undefined;
 }
 
 /** Ready=True and not terminating: what makes an endpoint receive traffic. */
@@ -109,15 +151,21 @@ export function podImage(pod: PodLike): string {
   return (containers.find((c) => c.name === APP_CONTAINER) ?? containers[0])?.image ?? "";
 }
 
+/** The mesh route's destinations as written, before their hosts are resolved. */
+export interface MeshRouteDestination {
+  host: string;
+  subset?: string;
+  weight: number;
+}
+
 /**
- * The weights by subset of the first HTTP route that carries mesh traffic: the VirtualService must be
- * bound to `mesh` (explicitly, or by listing no gateways), and the route must have no match or a match
- * that applies to `mesh` (match conditions other than gateways are not evaluated: simulated requests
- * match them all). A destination is a track by its subset or by its host (`<name>-primary`...). A lone
- * destination without a weight takes everything, as in Istio. Other destinations are ignored. null when
- * no route applies.
+ * The destinations of the first HTTP route that carries mesh traffic: the VirtualService must be bound to
+ * `mesh` (explicitly, or by listing no gateways), and the route must have no match or a match that
+ * applies to `mesh` (match conditions other than gateways are not evaluated: simulated requests match
+ * them all). A lone destination without a weight takes everything, as in Istio; among several, a missing
+ * weight is 0. null when no route applies.
  */
-export function meshWeights(vs: VirtualServiceLike): Record<Track, number> | null {
+export function meshRoute(vs: VirtualServiceLike): MeshRouteDestination[] | null {
   const gateways = vs.spec?.gateways ?? [];
   if (gateways.length > 0 && !gateways.includes(MESH)) return null;
   for (const route of vs.spec?.http ?? []) {
@@ -126,36 +174,180 @@ export function meshWeights(vs: VirtualServiceLike): Record<Track, number> | nul
       matches.length === 0 || matches.some((m) => !m.gateways || m.gateways.length === 0 || m.gateways.includes(MESH));
     if (!forMesh) continue;
     const destinations = route.route ?? [];
-    const weights: Record<Track, number> = { primary: 0, secondary: 0 };
-    for (const d of destinations) {
-      // A subset of the app's host, or the per-track Service as the host (ADR 0010).
-      const track = destinationTrack(d.destination);
-      if (track === undefined) continue;
-      weights[track] += d.weight ?? (destinations.length === 1 ? 100 : 0);
-    }
-    return weights;
+    return destinations.map((d) => ({
+      host: d.destination?.host ?? "",
+      ...(d.destination?.subset !== undefined ? { subset: d.destination.subset } : {}),
+      weight: d.weight ?? (destinations.length === 1 ? 100 : 0),
+    }));
   }
   return null;
 }
 
-function matchesSelector(labels: Record<string, string>, selector: Record<string, string> | undefined): boolean {
+/**
+ * The weights of the mesh route by track: a destination is a track by its subset or by its host
+ * (`<name>-primary`...: destinationTrack); other destinations count for neither. null when no route applies.
+ */
+export function meshWeights(vs: VirtualServiceLike): Record<Track, number> | null {
+  const route = meshRoute(vs);
+  return route === null ? null : weightsOf(route);
+}
+
+function weightsOf(route: readonly { host: string; subset?: string; weight: number }[]): Record<Track, number> {
+  const weights: Record<Track, number> = { primary: 0, secondary: 0 };
+  for (const d of route) {
+    const track = destinationTrack(d);
+    if (track !== undefined) weights[track] += d.weight;
+  }
+  return weights;
+}
+
+/**
+ * The Service a route host names, as Istio resolves it (pilot/pkg/model/config.go, ResolveShortnameToFQDN):
+ * a name without a dot is `<name>.<namespace of the VirtualService>.svc.cluster.local`; a name with a dot is
+ * taken as written, and names a Kubernetes Service only as `<name>.<namespace>.svc.cluster.local`.
+ */
+export function serviceOfHost(host: string, namespace: string): { name: string; namespace: string } | undefined {
+  if (host === "") return undefined;
+  if (!host.includes(".")) return { name: host, namespace };
+  const parts = host.split(".");
+  if (parts.length !== 5 || `${parts[2]}.${parts[3]}.${parts[4]}` !== `svc.${DOMAIN}`) return undefined;
+  const [name = "", ns = ""] = parts;
+  return name !== "" && ns !== "" ? { name, namespace: ns } : undefined;
+}
+
+const serviceRef = (name: string, namespace: string): ServiceRef => ({
+  name,
+  namespace,
+  host: `${name}.${namespace}.svc.${DOMAIN}`,
+});
+
+/**
+ * A Service selects a pod when its selector is not empty and the pod carries every label of it
+ * (pkg/config/labels/instance.go, Instance.Match: an empty selector matches nothing).
+ */
+export function selects(selector: Record<string, string> | undefined, labels: Record<string, string>): boolean {
   if (!selector || Object.keys(selector).length === 0) return false;
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
 
+/** FNV-1a, 32 bits: a hash that is the same in every run. */
+export function stableHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/**
+ * The Service a pod's inbound cluster puts first in its `istio.services` metadata, which the sidecar
+ * reports as destination_service and destination_service_name (reporter="destination"). Istio lists every
+ * Service in the pod's namespace whose selector matches the pod (pilot/pkg/serviceregistry/kube/controller/util.go,
+ * getPodServices, over the informer's list) and adds those on the cluster's port in that order
+ * (pilot/pkg/networking/core/cluster_builder.go, addTelemetryMetadata); the sidecar takes the first
+ * (istio/proxy source/extensions/filters/http/istio_stats/istio_stats.cc). The informer's order is not
+ * defined, so here one of them (sorted by name) is taken by a stable hash of the pod's name: no query may
+ * rely on which. null when no Service selects the pod. Ports are not modelled: every Service is taken to
+ * serve the pod's one port.
+ */
+export function inboundService(podName: string, selecting: readonly ServiceRef[]): ServiceRef | null {
+  if (selecting.length === 0) return null;
+  const sorted = [...selecting].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return sorted[stableHash(podName) % sorted.length] ?? null;
+}
+
+interface ServiceEntry {
+  ref: ServiceRef;
+  selector: Record<string, string> | undefined;
+}
+
 /** One view per app that has any labelled child, sorted by namespace and name. */
 export function buildAppViews(snapshot: ClusterSnapshot): AppView[] {
+  const services = sortByName(snapshot.services ?? [])
+    .filter((s) => s.metadata?.name && s.metadata.namespace)
+    .map((s): ServiceEntry => ({
+      ref: serviceRef(s.metadata?.name ?? "", s.metadata?.namespace ?? ""),
+      selector: s.spec?.selector,
+    }));
+  const serviceByKey = new Map(services.map((s) => [`${s.ref.namespace}/${s.ref.name}`, s]));
+
+  // Every pod the watch reads, as the data plane knows it; only Ready ones are endpoints.
+  const allPods = sortByName(snapshot.pods).filter((p) => p.metadata?.name);
+  const views = new Map<PodLike, PodView>();
+  for (const pod of allPods) {
+    const meta = pod.metadata ?? {};
+    const labels = meta.labels ?? {};
+    const selecting = services.filter((s) => s.ref.namespace === meta.namespace && selects(s.selector, labels));
+    const app = appOf(meta)?.name;
+    const selectedBy = (track: Track) => app !== undefined && selecting.some((s) => s.ref.name === `${app}-${track}`);
+    views.set(pod, {
+      name: meta.name ?? "",
+      namespace: meta.namespace ?? "",
+      image: podImage(pod),
+      workload: workloadMeta(meta),
+      inboundService: inboundService(
+        meta.name ?? "",
+        selecting.map((s) => s.ref),
+      ),
+      serviceTrack: selectedBy("primary") ? "primary" : selectedBy("secondary") ? "secondary" : undefined,
+    });
+  }
+  const readyPods = allPods.filter(isPodReady);
+
+  /** The healthy endpoints of a Service, narrowed to a subset's labels when one is given. */
+  const cluster = (ref: { name: string; namespace: string }, subsetLabels?: Record<string, string>) => {
+    const svc = serviceByKey.get(`${ref.namespace}/${ref.name}`);
+    if (!svc) return null;
+    const endpoints = readyPods
+      .filter((p) => p.metadata?.namespace === ref.namespace)
+      .filter((p) => selects(svc.selector, p.metadata?.labels ?? {}))
+      .filter(
+        (p) =>
+          subsetLabels === undefined || Object.entries(subsetLabels).every(([k, v]) => p.metadata?.labels?.[k] === v),
+      )
+      .map((p) => views.get(p))
+      .filter((p): p is PodView => p !== undefined);
+    return { service: svc.ref, endpoints };
+  };
+
+  const destinationRules = sortByName(snapshot.destinationRules ?? []);
+  /** A subset's labels from a DestinationRule of the Service's host; undefined when none defines it. */
+  const subsetLabels = (ref: { name: string; namespace: string }, subset: string) => {
+    for (const dr of destinationRules) {
+      const drNamespace = dr.metadata?.namespace ?? "";
+      const target = serviceOfHost(dr.spec?.host ?? "", drNamespace);
+      if (target?.name !== ref.name || target.namespace !== ref.namespace) continue;
+      const found = (dr.spec?.subsets ?? []).find((s) => s.name === subset);
+      if (found) return found.labels ?? {};
+    }
+    return undefined;
+  };
+
+  const resolve = (d: MeshRouteDestination, namespace: string): RouteDestinationView => {
+    const ref = serviceOfHost(d.host, namespace);
+    let resolved: ClusterView | null = null;
+    if (ref !== undefined) {
+      if (d.subset === undefined) resolved = cluster(ref);
+      else {
+        const labels = subsetLabels(ref, d.subset);
+        resolved = labels === undefined ? null : cluster(ref, labels);
+      }
+    }
+    return { ...d, track: destinationTrack(d), cluster: resolved };
+  };
+
   const apps = new Map<string, AppView>();
   const viewOf = (ref: { namespace: string; name: string }): AppView => {
     const key = `${ref.namespace}/${ref.name}`;
     let view = apps.get(key);
     if (!view) {
-      const track = (t: Track): TrackView => ({ workload: `${ref.name}-${t}`, readyPods: [] });
       view = {
         ...ref,
+        route: null,
         weights: null,
-        tracks: { primary: track("primary"), secondary: track("secondary") },
-        servicePods: [],
+        service: null,
+        tracks: { primary: { readyPods: [] }, secondary: { readyPods: [] } },
       };
       apps.set(key, view);
     }
@@ -167,35 +359,28 @@ export function buildAppViews(snapshot: ClusterSnapshot): AppView[] {
     if (!ref) continue;
     const view = viewOf(ref);
     // With several labelled VirtualServices (there should be one), the first by name is used.
-    view.weights ??= meshWeights(vs);
+    if (view.route !== null) continue;
+    const route = meshRoute(vs);
+    if (route === null) continue;
+    view.route = route.map((d) => resolve(d, ref.namespace));
+    view.weights = weightsOf(route);
   }
-  const deployments = sortByName(snapshot.deployments);
-  for (const d of deployments) {
-    const ref = appOf(d.metadata);
-    const track = trackOf(d.metadata);
-    if (ref && track && d.metadata?.name) viewOf(ref).tracks[track].workload = d.metadata.name;
-  }
-  // The app's Service is named as the app; the per-track Services are destinations of the mesh route only.
-  const appServices = new Map<string, Record<string, string> | undefined>();
   for (const svc of snapshot.services ?? []) {
     const ref = appOf(svc.metadata);
-    if (ref && svc.metadata?.name === ref.name) appServices.set(`${ref.namespace}/${ref.name}`, svc.spec?.selector);
+    if (ref) viewOf(ref);
   }
-  for (const pod of sortByName(snapshot.pods)) {
+  for (const pod of allPods) {
     const ref = appOf(pod.metadata);
-    const track = trackOf(pod.metadata);
-    if (!ref || !track) continue;
-    const view = viewOf(ref);
-    if (!isPodReady(pod)) continue;
-    // The workload is the Deployment that selects the pod (Istio derives it from the pod's owners).
-    const labels = pod.metadata?.labels ?? {};
-    const owner = deployments.find(
-      (d) => d.metadata?.namespace === ref.namespace && matchesSelector(labels, d.spec?.selector?.matchLabels),
-    );
-    if (owner?.metadata?.name) view.tracks[track].workload = owner.metadata.name;
-    const podView = { name: pod.metadata?.name ?? "", track, image: podImage(pod) };
-    view.tracks[track].readyPods.push(podView);
-    if (matchesSelector(labels, appServices.get(`${ref.namespace}/${ref.name}`))) view.servicePods.push(podView);
+    if (ref) viewOf(ref);
+  }
+  for (const view of apps.values()) {
+    view.service = cluster(view);
+    for (const track of TRACKS) {
+      const inRoute = view.route?.find((d) => d.track === track);
+      const source =
+        inRoute !== undefined ? inRoute.cluster : cluster({ namespace: view.namespace, name: `${view.name}-${track}` });
+      view.tracks[track].readyPods = source?.endpoints ?? [];
+    }
   }
   return [...apps.values()].sort((a, b) =>
     a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace),

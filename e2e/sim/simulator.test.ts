@@ -1,20 +1,21 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { deployment, pod, service, virtualService, virtualServiceByHost } from "./fixtures.test-helpers.js";
+import { deploymentApp, pod, service, services, virtualServiceByHost } from "./fixtures.test-helpers.js";
 import { totalBad, type SimulatorState } from "./ledger.js";
 import type { ClusterSnapshot } from "./mesh-view.js";
 import { startSimulator } from "./simulator.js";
 
 describe("startSimulator (with a static cluster)", () => {
   test("sends each app its rate, split by the VirtualService as it is now, and serves /state and /metrics", async () => {
-    const cluster: ClusterSnapshot = {
-      virtualServices: [virtualService("web", "shop", [80, 20])],
-      deployments: [deployment("web", "shop", "primary"), deployment("web", "shop", "secondary")],
-      pods: [
+    const cluster: ClusterSnapshot = deploymentApp(
+      "web",
+      "shop",
+      [80, 20],
+      [
         pod("web", "shop", "primary", "web-primary-1", "web:v1"),
         pod("web", "shop", "secondary", "web-secondary-1", "web:v3"),
       ],
-    };
+    );
     const sim = await startSimulator({
       source: { snapshot: () => cluster },
       autoTick: false,
@@ -38,22 +39,27 @@ describe("startSimulator (with a static cluster)", () => {
       assert.deepEqual(Object.keys(app.sent.primary.byCode), ["200"]);
 
       // A wrong weight in the VirtualService shows up at once: the simulator reads, it does not assume.
-      cluster.virtualServices = [virtualService("web", "shop", [100, 0])];
+      cluster.virtualServices = [virtualServiceByHost("web", "shop", [100, 0])];
       const before = app.sent.secondary.total;
       for (let i = 0; i < 40; i++) sim.tick();
       assert.equal(sim.state().apps[0]?.sent.secondary.total, before);
 
+      // Each request is reported twice: by the caller's sidecar and by the pod's.
       const metrics = await (await fetch(`${sim.url}/metrics`)).text();
-      const count = (code: string) =>
-        Number(
-          metrics
-            .split("\n")
-            .find((l) => l.startsWith("istio_requests_total{") && l.includes(`response_code="${code}"`))
-            ?.split(" ")
-            .at(-1),
-        );
-      assert.equal(count("500"), before);
-      assert.equal(count("200"), 4400 - before);
+      const count = (reporter: string, code: string) =>
+        metrics
+          .split("\n")
+          .filter(
+            (l) =>
+              l.startsWith("istio_requests_total{") &&
+              l.includes(`reporter="${reporter}"`) &&
+              l.includes(`response_code="${code}"`),
+          )
+          .reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0);
+      for (const reporter of ["source", "destination"]) {
+        assert.equal(count(reporter, "500"), before, reporter);
+        assert.equal(count(reporter, "200"), 4400 - before, reporter);
+      }
       assert.equal((await fetch(`${sim.url}/nope`)).status, 404);
       assert.equal(await (await fetch(`${sim.url}/healthz`)).text(), "ok\n");
     } finally {
@@ -63,11 +69,12 @@ describe("startSimulator (with a static cluster)", () => {
   });
 
   test("ticks on its own timer", async () => {
-    const cluster: ClusterSnapshot = {
-      virtualServices: [virtualService("web", "shop", [100, 0])],
-      deployments: [],
-      pods: [pod("web", "shop", "primary", "p", "web:v1")],
-    };
+    const cluster: ClusterSnapshot = deploymentApp(
+      "web",
+      "shop",
+      [100, 0],
+      [pod("web", "shop", "primary", "p", "web:v1")],
+    );
     const sim = await startSimulator({ source: { snapshot: () => cluster }, rps: 100, tickMs: 20 });
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -80,12 +87,12 @@ describe("startSimulator (with a static cluster)", () => {
 
   test("clients outside the mesh: a non-mesh client never reaches the secondary at weight 0", async () => {
     const secondaryPods = [pod("web", "shop", "secondary", "web-secondary-1", "web:v2")];
-    const cluster: ClusterSnapshot = {
-      virtualServices: [virtualServiceByHost("web", "shop", [100, 0])],
-      deployments: [deployment("web", "shop", "primary"), deployment("web", "shop", "secondary")],
-      pods: [pod("web", "shop", "primary", "web-primary-1", "web:v1"), ...secondaryPods],
-      services: [service("web", "shop", "primary")],
-    };
+    const cluster: ClusterSnapshot = deploymentApp(
+      "web",
+      "shop",
+      [100, 0],
+      [pod("web", "shop", "primary", "web-primary-1", "web:v1"), ...secondaryPods],
+    );
     const sim = await startSimulator({ source: { snapshot: () => cluster }, autoTick: false, outsideMeshRps: 40 });
     try {
       for (let i = 0; i < 100; i++) sim.tick();
@@ -94,9 +101,19 @@ describe("startSimulator (with a static cluster)", () => {
       assert.equal(app.outsideMesh.secondary.total, 0);
       assert.equal(app.sent.secondary.total, 0);
       assert.deepEqual(totalBad(sim.state()), { noReadyPods: 0, reset: 0, replaced: 0, total: 0 });
+      // Their requests are reported by the pods' sidecars alone, from an unknown source.
+      const metrics = await (await fetch(`${sim.url}/metrics`)).text();
+      const unknownSource = metrics
+        .split("\n")
+        .filter((l) => l.startsWith("istio_requests_total{") && l.includes('source_workload="unknown"'));
+      assert.ok(unknownSource.every((l) => l.includes('reporter="destination"')));
+      assert.equal(
+        unknownSource.reduce((sum, l) => sum + Number(l.split(" ").at(-1)), 0),
+        1000,
+      );
 
       // The Service as it was before ADR 0010, selecting both tracks: the same callers reach the secondary.
-      cluster.services = [service("web", "shop")];
+      cluster.services = [service("web", "shop"), ...services("web", "shop").slice(1)];
       for (let i = 0; i < 100; i++) sim.tick();
       const after = sim.state().apps[0];
       assert.ok((after?.outsideMesh.secondary.total ?? 0) > 300, JSON.stringify(after?.outsideMesh));
@@ -109,12 +126,7 @@ describe("startSimulator (with a static cluster)", () => {
   test("counts bad requests: a weight on a track with no Ready pod, and pods deleted before the proxies knew", async () => {
     const secondary = pod("web", "shop", "secondary", "web-secondary-1", "web:v2");
     const primary = pod("web", "shop", "primary", "web-primary-1", "web:v1");
-    const cluster: ClusterSnapshot = {
-      virtualServices: [virtualServiceByHost("web", "shop", [50, 50])],
-      deployments: [deployment("web", "shop", "primary"), deployment("web", "shop", "secondary")],
-      pods: [primary, secondary],
-      services: [service("web", "shop", "primary")],
-    };
+    const cluster: ClusterSnapshot = deploymentApp("web", "shop", [50, 50], [primary, secondary]);
     // 4 ticks of lag: the proxies see the cluster as it was one second ago.
     const sim = await startSimulator({ source: { snapshot: () => cluster }, autoTick: false, propagationTicks: 4 });
     try {

@@ -1,8 +1,8 @@
 /**
  * The mesh traffic simulator: stands in for Istio's data plane and telemetry where pods are fake. Each
- * tick it reads the cluster (VirtualService weights, Ready pods), sends every app its share of simulated
- * requests, and counts them in Istio's metrics, served on /metrics for Prometheus; /state shows what it
- * read and sent.
+ * tick it reads the cluster (the VirtualService's route, Services and their Ready pods), sends every app
+ * its share of simulated requests, and counts them in Istio's metrics as the sidecars would report them
+ * (docs/istio-telemetry.md), served on /metrics for Prometheus; /state shows what it read and sent.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -125,8 +125,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       if (outsideMeshRps > 0) {
         const outside = requestsThisTick(outsideMeshRps, tickMs, outsideCarry.get(key) ?? 0);
         outsideCarry.set(key, outside.carry);
-        // Not in Istio's metrics: the analysis judges mesh traffic, and these callers have no sidecar.
-        ledger.record(app, simulateOutsideMesh(app, outside.count, behaviours, random, live), true, up.has(key));
+        // No sidecar at the caller: only the pod's sidecar reports what reaches it (source "unknown").
+        const outsideRequests = simulateOutsideMesh(app, outside.count, behaviours, random, live);
+        telemetry.record(app, outsideRequests, true);
+        ledger.record(app, outsideRequests, true, up.has(key));
       }
     }
   };

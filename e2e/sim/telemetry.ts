@@ -1,8 +1,11 @@
 /**
- * Istio's standard request metrics, as a destination sidecar reports them, so that the controller's
- * built-in queries run unchanged against the simulator. Own Registry: nothing global is touched.
+ * Istio's standard request metrics, as the sidecars would report each simulated request: the caller's
+ * (reporter="source") and, when the request reached a pod, that pod's (reporter="destination"), each with
+ * the labels its proxy can know (istio/proxy source/extensions/filters/http/istio_stats/istio_stats.cc,
+ * populatePeerInfo; docs/istio-telemetry.md). Own Registry: nothing global is touched.
  */
 import { Counter, Histogram, Registry } from "prom-client";
+import { workloadMeta, type WorkloadMeta } from "./istio-workload.js";
 import type { AppView } from "./mesh-view.js";
 import type { SimulatedRequest } from "./traffic.js";
 
@@ -17,13 +20,19 @@ export const ISTIO_LABELS = [
   "reporter",
   "source_workload",
   "source_workload_namespace",
+  "source_canonical_service",
+  "source_canonical_revision",
+  "source_app",
+  "source_version",
   "destination_workload",
   "destination_workload_namespace",
+  "destination_canonical_service",
+  "destination_canonical_revision",
+  "destination_app",
+  "destination_version",
   "destination_service",
   "destination_service_name",
   "destination_service_namespace",
-  "destination_app",
-  "destination_version",
   "response_code",
   "request_protocol",
   "response_flags",
@@ -31,29 +40,116 @@ export const ISTIO_LABELS = [
 ] as const;
 
 export type IstioLabel = (typeof ISTIO_LABELS)[number];
+export type IstioLabels = Record<IstioLabel, string>;
 
-/** The labels of one request to `app`; `sourceNamespace` is where the simulated callers live. */
-export function istioLabels(
-  app: AppView,
-  request: SimulatedRequest,
-  sourceNamespace: string,
-): Record<IstioLabel, string> {
+const UNKNOWN = "unknown";
+
+/**
+ * The simulated callers as their sidecar knows them: a pod `mesh-traffic-simulator` labelled
+ * `app: mesh-traffic-simulator`, described by the same rules as any pod (istio-workload.ts).
+ */
+export function simulatedCaller(namespace: string): WorkloadMeta {
+  return workloadMeta({ name: SOURCE_WORKLOAD, namespace, labels: { app: SOURCE_WORKLOAD } });
+}
+
+const or = (value: string | undefined, fallback: string) => (value === undefined || value === "" ? fallback : value);
+
+/**
+ * The labels the caller's sidecar reports (reporter="source"), or null for a caller without one.
+ *
+ * - source_*: its own metadata; source_app and source_version its own labels as they are.
+ * - destination_workload, _canonical_*, _app, _version: the peer's, learnt by metadata exchange from the
+ *   pod that answered; when the pod was gone, from the endpoint's metadata, which carries the workload
+ *   name, namespace and canonical service and revision but neither app nor version
+ *   (pilot/pkg/networking/util/util.go, AppendLbEndpointMetadata); with no endpoint at all, "unknown"
+ *   (canonical revision "latest").
+ * - destination_service, _name, _namespace: the outbound cluster's `istio.services[0]`, i.e. the Service
+ *   the route destination names (pilot/pkg/networking/core/cluster_builder.go, addTelemetryMetadata).
+ *   With no cluster (503 NC) the Host header stands in for both service and name (the fallback is on for
+ *   outbound traffic: pilot/pkg/model/telemetry.go, disableHostHeaderFallback) and the namespace is "unknown".
+ * - connection_security_policy: "unknown"; the client side never sets it.
+ */
+export function sourceReport(app: AppView, request: SimulatedRequest, caller: WorkloadMeta): IstioLabels {
+  const pod = request.pod;
+  // What the caller's proxy learns of the destination workload.
+  const peer = pod === null ? null : request.reached ? pod.workload : { ...pod.workload, app: "", version: "" };
+  const hostHeader = `${app.name}.${app.namespace}.svc.cluster.local`;
+  const service = request.service;
   return {
-    reporter: "destination",
-    source_workload: SOURCE_WORKLOAD,
-    source_workload_namespace: sourceNamespace,
-    destination_workload: request.workload,
-    destination_workload_namespace: app.namespace,
-    destination_service: `${app.name}.${app.namespace}.svc.cluster.local`,
-    destination_service_name: app.name,
-    destination_service_namespace: app.namespace,
-    destination_app: app.name,
-    destination_version: request.track ?? "unknown",
+    reporter: "source",
+    source_workload: caller.name,
+    source_workload_namespace: caller.namespace,
+    source_canonical_service: caller.canonicalService,
+    source_canonical_revision: caller.canonicalRevision,
+    source_app: caller.app,
+    source_version: caller.version,
+    destination_workload: or(peer?.name, UNKNOWN),
+    destination_workload_namespace: or(peer?.namespace, UNKNOWN),
+    destination_canonical_service: or(peer?.canonicalService, UNKNOWN),
+    destination_canonical_revision: or(peer?.canonicalRevision, "latest"),
+    destination_app: or(peer?.app, UNKNOWN),
+    destination_version: or(peer?.version, UNKNOWN),
+    destination_service: service?.host ?? hostHeader,
+    destination_service_name: service?.name ?? hostHeader,
+    destination_service_namespace: or(service?.namespace ?? peer?.namespace, UNKNOWN),
     response_code: String(request.code),
     request_protocol: "http",
     response_flags: request.flags,
-    connection_security_policy: "mutual_tls",
+    connection_security_policy: UNKNOWN,
   };
+}
+
+/**
+ * The labels the destination pod's sidecar reports (reporter="destination"), for a request that reached
+ * it; `caller` null for a caller without a sidecar.
+ *
+ * - destination_workload, _canonical_*, _app, _version: the pod's own metadata; app and version its
+ *   labels as they are ("" when absent, which Prometheus shows as no label).
+ * - destination_service, _name: the inbound cluster's `istio.services[0]` (mesh-view.ts, inboundService),
+ *   else the pod's canonical service: the Host header is never used at the inbound side
+ *   (pilot/pkg/model/telemetry.go, disableHostHeaderFallback; istio/proxy
+ *   testdata/metric/server_disable_host_header_fallback.yaml.tmpl). _namespace: the pod's own.
+ * - source_*: the caller's, learnt by metadata exchange; "unknown" (canonical revision "latest") for a
+ *   caller without a sidecar, whose connection is plain text (connection_security_policy "none").
+ */
+export function destinationReport(request: SimulatedRequest, caller: WorkloadMeta | null): IstioLabels | null {
+  const pod = request.pod;
+  if (pod === null || !request.reached) return null;
+  const own = pod.workload;
+  return {
+    reporter: "destination",
+    source_workload: or(caller?.name, UNKNOWN),
+    source_workload_namespace: or(caller?.namespace, UNKNOWN),
+    source_canonical_service: or(caller?.canonicalService, UNKNOWN),
+    source_canonical_revision: or(caller?.canonicalRevision, "latest"),
+    source_app: or(caller?.app, UNKNOWN),
+    source_version: or(caller?.version, UNKNOWN),
+    destination_workload: own.name,
+    destination_workload_namespace: own.namespace,
+    destination_canonical_service: own.canonicalService,
+    destination_canonical_revision: own.canonicalRevision,
+    destination_app: own.app,
+    destination_version: own.version,
+    destination_service: pod.inboundService?.host ?? own.canonicalService,
+    destination_service_name: pod.inboundService?.name ?? own.canonicalService,
+    destination_service_namespace: own.namespace,
+    response_code: String(request.code),
+    request_protocol: "http",
+    response_flags: request.flags,
+    connection_security_policy: caller === null ? "none" : "mutual_tls",
+  };
+}
+
+/**
+ * Every report of one request: from a caller in the mesh, the source's always and the destination's when
+ * the request reached a pod; from a caller outside the mesh (`caller` null), only the destination's.
+ */
+export function istioReports(app: AppView, request: SimulatedRequest, caller: WorkloadMeta | null): IstioLabels[] {
+  const reports: IstioLabels[] = [];
+  if (caller !== null) reports.push(sourceReport(app, request, caller));
+  const destination = destinationReport(request, caller);
+  if (destination !== null) reports.push(destination);
+  return reports;
 }
 
 /** istio_requests_total and istio_request_duration_milliseconds in a registry of their own. */
@@ -76,11 +172,14 @@ export class IstioTelemetry {
   /** `sourceNamespace` undefined: the callers are taken to live in the app's own namespace. */
   constructor(private readonly sourceNamespace?: string) {}
 
-  record(app: AppView, requests: readonly SimulatedRequest[]): void {
+  /** Counts `requests` to `app`, from callers in the mesh or (`outsideMesh`) from callers without a sidecar. */
+  record(app: AppView, requests: readonly SimulatedRequest[], outsideMesh = false): void {
+    const caller = outsideMesh ? null : simulatedCaller(this.sourceNamespace ?? app.namespace);
     for (const request of requests) {
-      const labels = istioLabels(app, request, this.sourceNamespace ?? app.namespace);
-      this.requests.inc(labels);
-      this.duration.observe(labels, request.latencyMs);
+      for (const labels of istioReports(app, request, caller)) {
+        this.requests.inc(labels);
+        this.duration.observe(labels, request.latencyMs);
+      }
     }
   }
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DEFAULT_BEHAVIOURS } from "./behaviour.js";
-import { appView } from "./fixtures.test-helpers.js";
+import { appView, deploymentApp, pod, trackService } from "./fixtures.test-helpers.js";
+import { buildAppViews } from "./mesh-view.js";
 import { seededRandom } from "./prng.js";
 import { chooseTrack, requestsThisTick, simulateRequests, type SimulatedRequest } from "./traffic.js";
 
@@ -60,7 +61,7 @@ describe("weight split", () => {
 
   test("requests are spread over the subset's Ready pods", () => {
     const requests = run(appView({ primary: 100, secondary: 0 }, v1, v2), 200);
-    const perPod = countBy(requests, (r) => r.pod ?? "none");
+    const perPod = countBy(requests, (r) => r.pod?.name ?? "none");
     assert.deepEqual([...perPod.keys()].sort(), ["web-primary-a", "web-primary-b"]);
     for (const n of perPod.values()) assert.ok(n > 400 && n < 600, `per pod ${n}`);
   });
@@ -72,38 +73,57 @@ describe("weight split", () => {
   });
 });
 
+describe("routing by the data plane's objects", () => {
+  // A route destination is a cluster of the Service its host names, whose endpoints are the Ready pods
+  // the Service's selector matches (pilot/pkg/serviceregistry/kube/controller/util.go, getPodServices;
+  // pkg/config/labels/instance.go, Instance.Match); the track is the destination's, no pod label's.
+  test("a destination's endpoints are the pods its Service selects, not those carrying the track label", () => {
+    const labelled = pod("web", "shop", "secondary", "labelled-secondary", "web:v2");
+    const selected = pod("web", "shop", "primary", "selected", "web:v1");
+    selected.metadata = { ...selected.metadata, labels: { ...selected.metadata?.labels, release: "canary" } };
+    const snapshot = deploymentApp("web", "shop", [0, 100], [labelled, selected]);
+    snapshot.services = [
+      ...(snapshot.services ?? []).filter((s) => s.metadata?.name !== "web-secondary"),
+      trackService("web", "shop", "secondary", { "canaryapp.io/app": "web", release: "canary" }),
+    ];
+    const [view] = buildAppViews(snapshot);
+    assert.ok(view);
+    const requests = simulateRequests(view, 100, DEFAULT_BEHAVIOURS, seededRandom(1));
+    assert.deepEqual(
+      [...countBy(requests, (r) => `${r.track ?? "-"} ${r.pod?.name ?? "-"} ${r.pod?.workload.name ?? "-"}`)],
+      [["secondary selected web-primary", 100]],
+    );
+  });
+});
+
 describe("no healthy upstream", () => {
-  test("a subset with weight but no Ready pod answers 503 UH, attributed to its workload", () => {
+  test("a destination with weight but no Ready pod answers 503 UH, sent to its Service", () => {
     const requests = run(appView({ primary: 50, secondary: 50 }, v1, []), 400);
     const secondary = requests.filter((r) => r.track === "secondary");
     assert.ok(secondary.length > 800 && secondary.length < 1200, `secondary ${secondary.length}`);
     for (const r of secondary) {
       assert.deepEqual(
-        { code: r.code, flags: r.flags, workload: r.workload, pod: r.pod },
-        {
-          code: 503,
-          flags: "UH",
-          workload: "web-secondary",
-          pod: null,
-        },
+        { code: r.code, flags: r.flags, service: r.service?.name, pod: r.pod, reached: r.reached, bad: r.bad },
+        { code: 503, flags: "UH", service: "web-secondary", pod: null, reached: false, bad: "noReadyPods" },
       );
     }
     assert.ok(requests.filter((r) => r.track === "primary").every((r) => r.code === 200 && r.flags === "-"));
   });
 
-  test("without a route, the Service's round robin reaches every Ready pod of both tracks", () => {
+  test("without a route, the app's Service takes every request: its Ready pods, the primary's since ADR 0010", () => {
     const requests = run(appView(null, v1, v2), 300);
-    const perPod = countBy(requests, (r) => r.pod ?? "none");
-    assert.deepEqual([...perPod.keys()].sort(), ["web-primary-a", "web-primary-b", "web-secondary-a"]);
-    const secondary = requests.filter((r) => r.track === "secondary");
-    assert.ok(secondary.every((r) => r.workload === "web-secondary"));
+    const perPod = countBy(requests, (r) => r.pod?.name ?? "none");
+    assert.deepEqual([...perPod.keys()].sort(), ["web-primary-a", "web-primary-b"]);
+    assert.ok(requests.every((r) => r.service?.name === "web" && r.track === "primary" && r.reached));
   });
 
-  test("without a route and without Ready pods, 503 UH to an unknown workload", () => {
+  test("without a route and without Ready pods, 503 UH from the app's Service, not counted as bad", () => {
     const requests = run(appView(null, [], []), 2);
     assert.equal(requests.length, 10);
     assert.ok(
-      requests.every((r) => r.code === 503 && r.flags === "UH" && r.workload === "unknown" && r.track === null),
+      requests.every(
+        (r) => r.code === 503 && r.flags === "UH" && r.pod === null && r.track === null && r.bad === undefined,
+      ),
     );
   });
 });

@@ -1,36 +1,48 @@
 /**
  * The data plane, simulated: where each request of an app goes and how it is answered. Pure, given the
- * random source: Envoy picks a weighted cluster at random per request, and so does this.
+ * random source: Envoy picks a weighted cluster at random per request, then an endpoint of it, and so does
+ * this. Which track a request belongs to comes from the route destination it took, never from pod labels.
  */
 import type { Track } from "../../src/api/types.js";
 import { behaviourFor, type BehaviourTable } from "./behaviour.js";
-import { TRACKS, type AppView, type PodView } from "./mesh-view.js";
+import type { AppView, ClusterView, PodView, RouteDestinationView, ServiceRef } from "./mesh-view.js";
 import { pick, type Random } from "./prng.js";
 
 /**
  * Envoy's response flags: "UH" no healthy upstream, "UC" upstream connection termination (the pod went
- * away under the request); "-" when there is none.
+ * away under the request), "NC" no cluster found (the route names a Service or subset that does not
+ * exist); "-" when there is none.
  */
-export type ResponseFlags = "-" | "UH" | "UC";
+export type ResponseFlags = "-" | "UH" | "UC" | "NC";
 
 /**
- * Why a request went wrong through no fault of the image: it reached a destination with no Ready pod, or
- * the pod it was sent to had been deleted: `reset` when the pod was the secondary's (removed by the
- * controller before the proxies had the new route: what the drain prevents), `replaced` when it was the
- * primary's, replaced by its Deployment's rolling update (kwok removes a deleted pod at once, where a real
- * pod would keep serving for its termination grace; the app's own shutdown decides, not the rollout).
+ * Why a request went wrong through no fault of the image: it reached a destination with no Ready pod (or
+ * no cluster at all), or the pod it was sent to had been deleted: `reset` when it was sent to the
+ * secondary (whose pods the controller removed before the proxies had the new route: what the drain
+ * prevents), `replaced` otherwise, e.g. a primary pod replaced by its Deployment's rolling update (kwok
+ * removes a deleted pod at once, where a real pod would keep serving for its termination grace; the app's
+ * own shutdown decides, not the rollout).
  */
 export type BadRequest = "noReadyPods" | "reset" | "replaced";
 
-const goneKind = (pod: PodView): BadRequest => (pod.track === "secondary" ? "reset" : "replaced");
+const goneKind = (track: Track | null): BadRequest => (track === "secondary" ? "reset" : "replaced");
 
-/** One simulated request, as the destination's sidecar would report it. */
+/** One simulated request: where it went and how it was answered. telemetry.ts reports it as Istio would. */
 export interface SimulatedRequest {
-  /** The subset it was routed to; null when no route and no Ready pod left nowhere to send it. */
+  /**
+   * The track it was sent to: the track of the route destination it took; without a route (or from a
+   * caller outside the mesh), the track whose Service has the pod it reached. null when neither applies.
+   */
   track: Track | null;
-  /** destination_workload: the track's Deployment, or "unknown" when the request reached no workload. */
-  workload: string;
-  pod: string | null;
+  /**
+   * The Service of the cluster the caller's proxy sent it to (the outbound cluster's `istio.services`);
+   * null when there was no cluster (NC) or no proxy (a caller outside the mesh).
+   */
+  service: ServiceRef | null;
+  /** The endpoint it was sent to; null when there was none. */
+  pod: PodView | null;
+  /** Whether the pod's sidecar received it (and so reports it too): false when it was never sent or the pod was gone. */
+  reached: boolean;
   code: number;
   flags: ResponseFlags;
   latencyMs: number;
@@ -38,23 +50,51 @@ export interface SimulatedRequest {
   bad?: BadRequest;
 }
 
-/** How long Envoy takes to answer 503 when a cluster has no healthy host: next to nothing. */
+/** How long Envoy takes to answer 503 when it has no cluster or no healthy host: next to nothing. */
 const NO_UPSTREAM_LATENCY_MS = 0.5;
 
-/** The subset a request takes under `weights` (relative; their sum need not be 100). null if all are 0. */
-export function chooseTrack(weights: Record<Track, number>, random: Random): Track | null {
-  const total = weights.primary + weights.secondary;
-  if (total <= 0) return null;
-  return random() * total < weights.primary ? "primary" : "secondary";
+/** The destination a request takes under the route's weights (relative; their sum need not be 100). undefined if all are 0. */
+export function chooseDestination<T extends { weight: number }>(
+  destinations: readonly T[],
+  random: Random,
+): T | undefined {
+  const total = destinations.reduce((sum, d) => sum + Math.max(0, d.weight), 0);
+  if (total <= 0) return undefined;
+  let x = random() * total;
+  for (const d of destinations) {
+    const w = Math.max(0, d.weight);
+    if (x < w) return d;
+    x -= w;
+  }
+  return destinations.findLast((d) => d.weight > 0);
 }
 
-function answer(pod: PodView, workload: string, behaviours: BehaviourTable, random: Random): SimulatedRequest {
+/** The track a request takes under `weights` by track. null if all are 0. */
+export function chooseTrack(weights: Record<Track, number>, random: Random): Track | null {
+  const chosen = chooseDestination(
+    [
+      { track: "primary" as const, weight: weights.primary },
+      { track: "secondary" as const, weight: weights.secondary },
+    ],
+    random,
+  );
+  return chosen?.track ?? null;
+}
+
+function answer(
+  pod: PodView,
+  track: Track | null,
+  service: ServiceRef | null,
+  behaviours: BehaviourTable,
+  random: Random,
+): SimulatedRequest {
   const b = behaviourFor(pod.image, behaviours);
   const failed = random() < b.errorRate;
   return {
-    track: pod.track,
-    workload,
-    pod: pod.name,
+    track,
+    service,
+    pod,
+    reached: true,
     code: failed ? 500 : 200,
     flags: "-",
     latencyMs: b.latencyMs + random() * b.jitterMs,
@@ -62,9 +102,65 @@ function answer(pod: PodView, workload: string, behaviours: BehaviourTable, rand
 }
 
 /**
- * `count` requests to `app`. With a mesh route, each takes a subset by weight and then a Ready pod of that
- * subset; a subset with weight but no Ready pod answers 503 UH, attributed to that subset's workload.
- * Without a route, the Service's round robin spreads requests over every Ready pod of the app.
+ * One request through a cluster: to one of its endpoints, answered by that pod's image; 503 UH when it has
+ * none; reset (503 UC) when the pod chosen no longer exists (`live`, as `namespace/name`).
+ */
+function through(
+  cluster: ClusterView,
+  trackOf: (pod: PodView | null) => Track | null,
+  bad: { noEndpoint?: BadRequest },
+  behaviours: BehaviourTable,
+  random: Random,
+  live: ReadonlySet<string> | undefined,
+): SimulatedRequest {
+  const pod = pick(cluster.endpoints, random);
+  if (pod === undefined) {
+    return {
+      track: trackOf(null),
+      service: cluster.service,
+      pod: null,
+      reached: false,
+      code: 503,
+      flags: "UH",
+      latencyMs: NO_UPSTREAM_LATENCY_MS,
+      ...(bad.noEndpoint !== undefined ? { bad: bad.noEndpoint } : {}),
+    };
+  }
+  const track = trackOf(pod);
+  if (live !== undefined && !live.has(`${pod.namespace}/${pod.name}`)) {
+    return {
+      track,
+      service: cluster.service,
+      pod,
+      reached: false,
+      code: 503,
+      flags: "UC",
+      latencyMs: 0,
+      bad: goneKind(track),
+    };
+  }
+  return answer(pod, track, cluster.service, behaviours, random);
+}
+
+/** A request to a route destination whose cluster does not exist: Envoy answers 503 NC. */
+function noCluster(destination: RouteDestinationView): SimulatedRequest {
+  return {
+    track: destination.track ?? null,
+    service: null,
+    pod: null,
+    reached: false,
+    code: 503,
+    flags: "NC",
+    latencyMs: NO_UPSTREAM_LATENCY_MS,
+    bad: "noReadyPods",
+  };
+}
+
+/**
+ * `count` requests to `app` from callers in the mesh. With a mesh route, each takes a destination by
+ * weight and then a Ready pod of its cluster; a destination with weight but no Ready pod answers 503 UH,
+ * one whose Service or subset does not exist 503 NC. Without a route, the app's Service `<name>` takes
+ * them (its endpoints at random); without that Service there is nowhere to send them (no name to call).
  *
  * `app` is the app as the proxies know it, which may be a moment old; `live` (when given) names the pods
  * that exist now (`namespace/name`): a request sent to a pod no longer among them is reset (503 UC).
@@ -76,38 +172,21 @@ export function simulateRequests(
   random: Random,
   live?: ReadonlySet<string>,
 ): SimulatedRequest[] {
-  const served = (pod: PodView, workload: string): SimulatedRequest =>
-    live !== undefined && !live.has(`${app.namespace}/${pod.name}`)
-      ? { track: pod.track, workload, pod: pod.name, code: 503, flags: "UC", latencyMs: 0, bad: goneKind(pod) }
-      : answer(pod, workload, behaviours, random);
   const requests: SimulatedRequest[] = [];
-  const everyReady = TRACKS.flatMap((t) => app.tracks[t].readyPods);
   for (let i = 0; i < count; i++) {
-    if (app.weights === null) {
-      const pod = pick(everyReady, random);
-      requests.push(
-        pod
-          ? served(pod, app.tracks[pod.track].workload)
-          : { track: null, workload: "unknown", pod: null, code: 503, flags: "UH", latencyMs: NO_UPSTREAM_LATENCY_MS },
-      );
+    if (app.route === null) {
+      if (app.service === null) continue;
+      // No route: before the app is up nothing is bad, and the Service's own endpoints say which track.
+      requests.push(through(app.service, (pod) => pod?.serviceTrack ?? null, {}, behaviours, random, live));
       continue;
     }
-    const track = chooseTrack(app.weights, random);
-    if (track === null) continue; // every weight is 0: Envoy has nowhere to route, no workload sees it
-    const { workload, readyPods } = app.tracks[track];
-    const pod = pick(readyPods, random);
+    const destination = chooseDestination(app.route, random);
+    if (destination === undefined) continue; // every weight is 0: Envoy has nowhere to route, no workload sees it
+    const track = destination.track ?? null;
     requests.push(
-      pod
-        ? served(pod, workload)
-        : {
-            track,
-            workload,
-            pod: null,
-            code: 503,
-            flags: "UH",
-            latencyMs: NO_UPSTREAM_LATENCY_MS,
-            bad: "noReadyPods",
-          },
+      destination.cluster === null
+        ? noCluster(destination)
+        : through(destination.cluster, () => track, { noEndpoint: "noReadyPods" }, behaviours, random, live),
     );
   }
   return requests;
@@ -115,8 +194,8 @@ export function simulateRequests(
 
 /**
  * `count` requests from callers without a sidecar: no VirtualService applies to them, kube-proxy sends
- * each to one of the ready endpoints of the app's Service (`app.servicePods`). A Service with none
- * answers nothing (connection refused), counted as a request that reached no Ready pod.
+ * each to one of the ready endpoints of the app's Service. A Service with none (or no Service) answers
+ * nothing (connection refused), counted as a request that reached no Ready pod.
  */
 export function simulateOutsideMesh(
   app: AppView,
@@ -126,32 +205,21 @@ export function simulateOutsideMesh(
   live?: ReadonlySet<string>,
 ): SimulatedRequest[] {
   const requests: SimulatedRequest[] = [];
+  const endpoints: ClusterView = app.service ?? {
+    service: { name: app.name, namespace: app.namespace, host: "" },
+    endpoints: [],
+  };
   for (let i = 0; i < count; i++) {
-    const pod = pick(app.servicePods, random);
-    if (pod === undefined) {
-      requests.push({
-        track: null,
-        workload: "unknown",
-        pod: null,
-        code: 503,
-        flags: "UH",
-        latencyMs: 0,
-        bad: "noReadyPods",
-      });
-    } else if (live !== undefined && !live.has(`${app.namespace}/${pod.name}`)) {
-      const workload = app.tracks[pod.track].workload;
-      requests.push({
-        track: pod.track,
-        workload,
-        pod: pod.name,
-        code: 503,
-        flags: "UC",
-        latencyMs: 0,
-        bad: goneKind(pod),
-      });
-    } else {
-      requests.push(answer(pod, app.tracks[pod.track].workload, behaviours, random));
-    }
+    const r = through(
+      endpoints,
+      (pod) => pod?.serviceTrack ?? null,
+      { noEndpoint: "noReadyPods" },
+      behaviours,
+      random,
+      live,
+    );
+    // No proxy at the caller: there is no outbound cluster, and nothing answers 503 but the failure itself.
+    requests.push({ ...r, service: null, ...(r.reached ? {} : { latencyMs: 0 }) });
   }
   return requests;
 }

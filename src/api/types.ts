@@ -63,6 +63,17 @@ export const REVISION_ANNOTATION = "canaryapp.io/revision";
  */
 export const REVISION_LABEL = "canaryapp.io/revision";
 
+/**
+ * Istio's canonical service labels, set on every pod the controller runs so that no user label decides
+ * what Istio reports: without them Istio takes `app.kubernetes.io/name` before `app` and
+ * `app.kubernetes.io/version` before `version` (istio.io/istio pkg/kube/labels/labels.go, CanonicalService).
+ * The built-in queries select a track's requests by `destination_canonical_revision` (ADR 0023).
+ */
+export const ISTIO_CANONICAL_LABELS = {
+  name: "service.istio.io/canonical-name",
+  revision: "service.istio.io/canonical-revision",
+} as const;
+
 export interface ObjectMeta {
   name?: string;
   namespace?: string;

@@ -35,6 +35,10 @@ export function fencedWriter(writer: ClusterWriter, fence: Fence, passed?: Fence
       guard(`${ref.kind} ${ref.name}: delete`);
       return await writer.remove(ref);
     },
+    deletePod: async (namespace, name, resourceVersion) => {
+      guard(`Pod ${name}: delete`);
+      return await writer.deletePod(namespace, name, resourceVersion);
+    },
     replaceStatus: async (app, status) => {
       guard("status");
       return await writer.replaceStatus(app, status);

@@ -20,7 +20,8 @@ export function observe(
   const workloads = childCache(caches, workload.kind);
   if (isShared(workload)) {
     // One object for both tracks: the secondary's pods are those of the revision under test.
-    const { primary, secondary, status } = workload.observe(workloads.get(namespace, workload.objectName(app)));
+    const statefulSet = workloads.get(namespace, workload.objectName(app));
+    const { primary, secondary, status } = workload.observe(statefulSet);
     const revision = secondary?.revision;
     return {
       primary,
@@ -34,6 +35,9 @@ export function observe(
           }
         : {}),
       ...(status !== undefined ? { workload: status } : {}),
+      ...(caches.statefulSetPods !== undefined
+        ? { strandedPods: workload.stranded(statefulSet, caches.statefulSetPods.list(namespace), name) }
+        : {}),
     };
   }
   const primary = workload.observe(workloads.get(namespace, names.primary));

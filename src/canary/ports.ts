@@ -38,6 +38,11 @@ export interface ClusterWriter {
   /** Delete; a missing object is not an error. */
   remove(ref: ChildRef): Promise<void>;
   /**
+   * Delete a pod only if it is still at `resourceVersion` (it may have become Ready since it was seen);
+   * resolves false, having deleted nothing, when it changed or is gone.
+   */
+  deletePod(namespace: string, name: string, resourceVersion: string): Promise<boolean>;
+  /**
    * Replace the status subresource, guarded by the app's resourceVersion (a conflict throws). Resolves
    * with the app's new resourceVersion.
    */

@@ -43,6 +43,10 @@ function harness() {
       server.push({ kind: obj.kind, obj, name: obj.metadata.name, namespace: obj.metadata.namespace });
       return Promise.resolve(true);
     },
+    deletePod: (_namespace, name) => {
+      writes.push(`delete Pod ${name}`);
+      return Promise.resolve(true);
+    },
     remove: (ref) => {
       writes.push(`delete ${ref.kind} ${ref.name}`);
       server.push({ kind: ref.kind, obj: undefined, name: ref.name, namespace: ref.namespace });

@@ -421,6 +421,11 @@ export class CanaryReconciler {
       log.debug({ kind: ref.kind, child: ref.name }, "deleted child");
       changes.push({ action: "Deleted", kind: ref.kind, name: ref.name });
     }
+    // After the workload's apply: its controller has the template to make these pods again from.
+    for (const pod of result.deletePods ?? []) {
+      const deleted = await this.deps.writer.deletePod(appRef(app).namespace, pod.name, pod.resourceVersion);
+      log.info({ pod: pod.name, revision: pod.revision, deleted }, "deleted stranded pod");
+    }
     return createdPrimary;
   }
 

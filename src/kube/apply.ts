@@ -99,6 +99,25 @@ export async function deleteIfExists(api: ObjectClient, ref: ObjectRef): Promise
   }
 }
 
+/**
+ * Deletes a pod only while it is at `resourceVersion`: false when it is gone (404) or changed (409), the
+ * server then having deleted nothing.
+ */
+export async function deletePodAt(
+  api: ObjectClient,
+  namespace: string,
+  name: string,
+  resourceVersion: string,
+): Promise<boolean> {
+  try {
+    await api.delete({ group: "", version: "v1", plural: "pods", namespace, name }, {}, { resourceVersion });
+    return true;
+  } catch (error) {
+    if (isNotFound(error) || isConflict(error)) return false;
+    throw toError(error, `Pod ${namespace}/${name}: delete`);
+  }
+}
+
 export interface PatchStatusOptions {
   /**
    * Precondition: the write fails with 409 Conflict unless the object still has this resourceVersion, so a

@@ -6,7 +6,14 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
 import { API_VERSION, KIND } from "../api/types.js";
 import type { ObjectRef } from "./apply.js";
-import { deleteIfExists, patchMetadataAnnotations, patchStatus, serverSideApply, serverSideCreate } from "./apply.js";
+import {
+  deleteIfExists,
+  deletePodAt,
+  patchMetadataAnnotations,
+  patchStatus,
+  serverSideApply,
+  serverSideCreate,
+} from "./apply.js";
 import { isNotFound, toError } from "./errors.js";
 import type { EventRecorder, EventType } from "./events.js";
 import { CANARY_APPS, resourceOf } from "./kinds.js";
@@ -51,6 +58,10 @@ export function clusterWriter(api: KubeRest, wrote: WriteObserver, took?: Reques
     async remove(ref: ObjectRef): Promise<void> {
       wrote(ref.kind, "delete");
       await timed(took, ref.kind, "delete", () => deleteIfExists(api, ref));
+    },
+    async deletePod(namespace: string, name: string, resourceVersion: string): Promise<boolean> {
+      wrote("Pod", "delete");
+      return await timed(took, "Pod", "delete", () => deletePodAt(api, namespace, name, resourceVersion));
     },
     async replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<string | undefined> {
       wrote(KIND, "status");

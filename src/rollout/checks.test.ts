@@ -109,7 +109,7 @@ describe("renderChecks", () => {
     const checks = renderChecks(app, withDefaults(app.spec), at(36.2));
     assert.equal(checks[1]?.query, 'increase(x{w="web-secondary"}[37s]) > 2');
     assert.equal(checks[1]?.window, "37s");
-    assert.match(checks[0]?.query ?? "", /destination_workload="web-secondary"\}\[37s\]\)\)$/);
+    assert.match(checks[0]?.query ?? "", /destination_canonical_revision="secondary"\}\[37s\]\)\)$/);
   });
 
   test("an unscoped query has no window to report", () => {

@@ -150,8 +150,14 @@ function webhookCheck(webhook: WebhookSpec): AnalysisCheck {
 }
 
 /** The checks of one gate (its webhooks), rendered for this app like the analysis' checks. */
-export function renderGateChecks(app: CanaryApp, spec: ResolvedSpec, type: WebhookType, now?: Date): RenderedCheck[] {
-  const vars = templateVars(app, spec, now);
+export function renderGateChecks(
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  type: WebhookType,
+  now?: Date,
+  revisions?: Record<"primary" | "secondary", string>,
+): RenderedCheck[] {
+  const vars = templateVars(app, spec, now, revisions);
   return webhookChecks(spec, type).map((check) => ({ ...check, query: renderQuery(check.query, vars) }));
 }
 
@@ -183,8 +189,13 @@ export function checkProblems(spec: ResolvedSpec): string[] {
  * The checks of one analysis, rendered for this app at `now`, in the order the results must come back.
  * Throws an InvalidSpecError (TemplateError) when a template names an unknown variable.
  */
-export function renderChecks(app: CanaryApp, spec: ResolvedSpec, now?: Date): RenderedCheck[] {
-  const vars = templateVars(app, spec, now);
+export function renderChecks(
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  now?: Date,
+  revisions?: Record<"primary" | "secondary", string>,
+): RenderedCheck[] {
+  const vars = templateVars(app, spec, now, revisions);
   return analysisChecks(spec).map((check) => {
     const window = /\{\{\s*stepWindow\s*\}\}/.test(check.query)
       ? vars.stepWindow

@@ -266,9 +266,14 @@ describe("the comparison query", () => {
       interval: "30s",
       stepWindow: "37s",
       stepStart: "0",
+      primaryRevision: "1a2b",
+      secondaryRevision: "3c4d",
     });
-    assert.match(q, /destination_workload="web-primary",response_code=~"5\.\*"\}\[37s\]/);
-    assert.match(q, /destination_workload="web-secondary"\}\[37s\]/);
+    assert.match(
+      q,
+      /destination_canonical_service="web",destination_canonical_revision="1a2b",response_code=~"5\.\*"\}\[37s\]/,
+    );
+    assert.match(q, /destination_canonical_revision="3c4d"\}\[37s\]/);
     assert.equal(q.match(/label_replace/g)?.length, 6);
     assert.doesNotMatch(q, /\{\{|TRACK|SELECT/);
   });

@@ -13,6 +13,7 @@
  * - Fewer than `minSamples` requests on either track: inconclusive, never a pass.
  */
 import type { MetricResult } from "../api/types.js";
+import { trackSelector } from "./templates.js";
 import type { QueryOutcome } from "./types.js";
 
 /** The settings of the comparison, defaults filled. */
@@ -41,22 +42,18 @@ export const FIGURES = [
 ] as const;
 export type Figure = (typeof FIGURES)[number];
 
-const REQUESTS =
-  'istio_requests_total{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{TRACK}}"SELECT}';
-const BUCKETS =
-  'istio_request_duration_milliseconds_bucket{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{TRACK}}"}';
-
 function figure(expr: string, name: Figure): string {
   return `label_replace(${expr}, "figure", "${name}", "", "")`;
 }
 
 function requests(track: "primary" | "secondary", errorsOnly: boolean): string {
-  const selector = REQUESTS.replace("TRACK", track).replace("SELECT", errorsOnly ? ',response_code=~"5.*"' : "");
+  const selector = `istio_requests_total{${trackSelector(track)}${errorsOnly ? ',response_code=~"5.*"' : ""}}`;
   return `sum(increase(${selector}[{{stepWindow}}]))`;
 }
 
 function p99(track: "primary" | "secondary"): string {
-  return `histogram_quantile(0.99, sum by (le) (rate(${BUCKETS.replace("TRACK", track)}[{{stepWindow}}])))`;
+  const buckets = `istio_request_duration_milliseconds_bucket{${trackSelector(track)}}`;
+  return `histogram_quantile(0.99, sum by (le) (rate(${buckets}[{{stepWindow}}])))`;
 }
 
 /**

@@ -223,7 +223,10 @@ describe("a world whose Prometheus has no Istio metrics", () => {
     const failed = world.app.status?.failedImages?.[0];
     assert.equal(failed?.reason, "NoEvidence");
     // The fake world runs the checks as the spec gives them; the reconciler records them rendered.
-    assert.match(failed?.query ?? "", /istio_requests_total\{.*destination_workload="\{\{secondary\}\}"/);
+    assert.match(
+      failed?.query ?? "",
+      /istio_requests_total\{.*destination_canonical_revision="\{\{secondaryRevision\}\}"/,
+    );
     assert.deepEqual(world.routedHistory(), [0, 10, 0], "held at the first step, then back to the primary");
   });
 });

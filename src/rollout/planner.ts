@@ -28,6 +28,7 @@ import {
 import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";
+import { canonicalRevisions } from "../workload/workload.js";
 import { secondaryReadyNow, testFacts } from "./facts.js";
 import { derivePhase } from "./phase.js";
 import { advanceStage, capacityMessage, promotionOverdue } from "./stages.js";
@@ -95,12 +96,12 @@ export function startPlan({ app, observed, now }: ReconcileInput): Planning {
       return {
         kind: "analysisDue",
         spec,
-        checks: renderGateChecks(app, spec, gate, now),
+        checks: renderGateChecks(app, spec, gate, now, planRevisions(spec, first.plan)),
         complete: (results) => plan({ app, spec, observed: { ...observed, gate: { type: gate, results } }, now }),
       };
     }
     if (!first.analysisWanted) return { kind: "ready", spec, plan: first.plan };
-    const checks = renderChecks(app, spec, now);
+    const checks = renderChecks(app, spec, now, planRevisions(spec, first.plan));
     return {
       kind: "analysisDue",
       spec,
@@ -111,6 +112,16 @@ export function startPlan({ app, observed, now }: ReconcileInput): Planning {
     if (error instanceof InvalidSpecError) return { kind: "invalid", plan: invalidSpecPlan(app, error.message, now) };
     throw error;
   }
+}
+
+/** The canonical revisions the plan's pods carry: what the checks select each track's requests by. */
+function planRevisions(spec: ResolvedSpec, plan: Plan): Record<"primary" | "secondary", string> {
+  const templates = plan.templates;
+  return canonicalRevisions(spec, {
+    primary: { ...plan.primary, ...(templates ? { template: templates.primary } : {}) },
+    secondary:
+      plan.secondary === null ? null : { ...plan.secondary, ...(templates ? { template: templates.secondary } : {}) },
+  });
 }
 
 /**
@@ -314,6 +325,16 @@ function assemble(ctx: PlanContext): Plan {
     status.message = `Batch ${batch} of ${batches.count} of ${canary.image} passed its analysis; waiting for approval: ${approveCommand(ctx)} (or ${annotateCommand(ctx, ANNOTATIONS.approve, "now")})`;
   }
   status.message = rejectedMessage(status.conditions) ?? status.message;
+  const stranded = invalid ? [] : (observed.strandedPods ?? []);
+  if (stranded.length > 0) {
+    const pods = stranded.map((pod) => `${pod.name} (revision ${pod.revision})`).join(", ");
+    emit(
+      ctx,
+      "Warning",
+      "StrandedPodsDeleted",
+      `deleting ${pods}: not Ready, of a revision the StatefulSet no longer runs, which its controller would wait for forever; it makes them again at its template's revision, on the same claims`,
+    );
+  }
 
   const requeue = requeueAfterSeconds({
     canary,
@@ -358,6 +379,7 @@ function assemble(ctx: PlanContext): Plan {
     events: ctx.events,
     tellChildUpdates: ctx.events.length === 0,
     removeAnnotations: [...ctx.removeAnnotations].sort(),
+    ...(stranded.length > 0 ? { deletePods: stranded } : {}),
     ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}),
   };
 }

@@ -22,6 +22,8 @@ const vars: TemplateVars = {
   interval: "30s",
   stepWindow: "37s",
   stepStart: "1772366400",
+  primaryRevision: "primary",
+  secondaryRevision: "secondary",
 };
 
 describe("renderQuery", () => {
@@ -31,6 +33,7 @@ describe("renderQuery", () => {
     ["{{primary}} {{secondary}}", "web-primary web-secondary"],
     ["rate(x[{{interval}}])", "rate(x[30s])"],
     ["{{ secondary }}", "web-secondary"],
+    ["{{primaryRevision}}/{{secondaryRevision}}", "primary/secondary"],
     ['up{job="a"}', 'up{job="a"}'],
   ];
   for (const [template, rendered] of cases) {
@@ -48,11 +51,12 @@ describe("renderQuery", () => {
     );
   });
 
-  test("the built-in success rate is scoped to the secondary workload at the destination", () => {
+  test("the built-in success rate is scoped to the secondary's canonical revision at the destination", () => {
     const q = renderQuery(BUILTIN_QUERIES["request-success-rate"], vars);
     assert.ok(q.includes('reporter="destination"'));
     assert.ok(q.includes('destination_workload_namespace="shop"'));
-    assert.ok(q.includes('destination_workload="web-secondary"'));
+    assert.ok(q.includes('destination_canonical_service="web",destination_canonical_revision="secondary"'));
+    assert.ok(!q.includes("destination_workload="), "a StatefulSet reports both tracks as one workload");
     assert.ok(q.includes("[30s]"));
     assert.ok(q.endsWith("* 100"));
     assert.deepEqual(unknownTemplateVariables(q), []);
@@ -62,7 +66,7 @@ describe("renderQuery", () => {
     const q = renderQuery(BUILTIN_QUERIES["request-duration"], vars);
     assert.ok(q.startsWith("histogram_quantile(0.99, "));
     assert.ok(q.includes("istio_request_duration_milliseconds_bucket"));
-    assert.ok(q.includes('destination_workload="web-secondary"'));
+    assert.ok(q.includes('destination_canonical_revision="secondary"'));
   });
 });
 
@@ -91,7 +95,17 @@ describe("templateVars", () => {
       // No test and no time: one interval ending at the epoch.
       stepWindow: "60s",
       stepStart: "-60",
+      // A Deployment's pods carry their track as Istio's canonical revision.
+      primaryRevision: "primary",
+      secondaryRevision: "secondary",
     });
+  });
+
+  test("a StatefulSet's canonical revisions come from the plan (its two tracks are one workload)", () => {
+    const app = makeApp({ spec: { workload: { kind: "StatefulSet" } } });
+    const spec = withDefaults(app.spec);
+    const vars = templateVars(app, spec, undefined, { primary: "5f3a", secondary: "9c1e" });
+    assert.equal(renderQuery("{{primaryRevision}} {{secondaryRevision}}", vars), "5f3a 9c1e");
   });
 
   test("stepWindow and stepStart describe the current step, from when its weight began", () => {

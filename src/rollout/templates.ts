@@ -25,6 +25,13 @@ export interface TemplateVars {
   stepWindow: string;
   /** When the current step began, as a Unix time in seconds (for `@ {{stepStart}}` or `time() - {{stepStart}}`). */
   stepStart: string;
+  /**
+   * Istio's canonical revision of the primary's pods (`destination_canonical_revision`): `primary` for a
+   * Deployment, the revision of the primary's pod template for a StatefulSet (ADR 0023).
+   */
+  primaryRevision: string;
+  /** The secondary's: `secondary` for a Deployment, the revision under test for a StatefulSet. */
+  secondaryRevision: string;
 }
 
 /** Every variable a template may name; anything else is a spec error. */
@@ -37,6 +44,8 @@ export const TEMPLATE_VARIABLES: readonly (keyof TemplateVars)[] = [
   "interval",
   "stepWindow",
   "stepStart",
+  "primaryRevision",
+  "secondaryRevision",
 ];
 
 /**
@@ -49,22 +58,31 @@ export const TEMPLATE_VARIABLES: readonly (keyof TemplateVars)[] = [
  */
 export const MIN_QUERY_WINDOW_SECONDS = 10;
 
+/**
+ * The requests of one track as Istio reports them where the track's pods receive them: by canonical service
+ * and revision, which every workload kind carries (a StatefulSet reports both tracks as one workload,
+ * `<name>`, so `destination_workload` cannot tell them apart; the Service a request is reported against
+ * is the per-track one, never `<name>`: docs/istio-telemetry.md, ADR 0023).
+ */
+export function trackSelector(track: "primary" | "secondary"): string {
+  return `reporter="destination",destination_workload_namespace="{{namespace}}",destination_canonical_service="{{name}}",destination_canonical_revision="{{${track}Revision}}"`;
+}
+
+const SECONDARY = trackSelector("secondary");
+
 /** Built-in Istio standard metrics, measured where the secondary's sidecar receives requests. */
 export const BUILTIN_QUERIES = {
   /** Percentage of requests to the secondary that did not answer 5xx. */
-  "request-success-rate":
-    'sum(rate(istio_requests_total{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{secondary}}",response_code!~"5.*"}[{{interval}}])) / sum(rate(istio_requests_total{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{secondary}}"}[{{interval}}])) * 100',
+  "request-success-rate": `sum(rate(istio_requests_total{${SECONDARY},response_code!~"5.*"}[{{interval}}])) / sum(rate(istio_requests_total{${SECONDARY}}[{{interval}}])) * 100`,
   /** 99th percentile of the secondary's request duration, in milliseconds. */
-  "request-duration":
-    'histogram_quantile(0.99, sum(rate(istio_request_duration_milliseconds_bucket{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{secondary}}"}[{{interval}}])) by (le))',
+  "request-duration": `histogram_quantile(0.99, sum(rate(istio_request_duration_milliseconds_bucket{${SECONDARY}}[{{interval}}])) by (le))`,
 } as const;
 
 /**
  * Requests the secondary served during the current step: the evidence without which no step passes.
  * Measured where the secondary's sidecar receives them, whatever they answered.
  */
-export const TRAFFIC_QUERY =
-  'sum(increase(istio_requests_total{reporter="destination",destination_workload_namespace="{{namespace}}",destination_workload="{{secondary}}"}[{{stepWindow}}]))';
+export const TRAFFIC_QUERY = `sum(increase(istio_requests_total{${SECONDARY}}[{{stepWindow}}]))`;
 
 /** A query template names a variable that does not exist: the spec is invalid (shown, not retried). */
 export class TemplateError extends InvalidSpecError {
@@ -119,9 +137,15 @@ export function stepWindow(since: string | undefined, now: Date | undefined, int
 
 /**
  * The template values for one CanaryApp at `now` (the step variables need it; without it they describe a
- * window of one interval ending now).
+ * window of one interval ending now) and its tracks' canonical revisions (`revisions`, from the plan;
+ * without them a StatefulSet's are empty: only a notification's URL is rendered so).
  */
-export function templateVars(app: CanaryApp, spec: ResolvedSpec, now?: Date): TemplateVars {
+export function templateVars(
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  now?: Date,
+  revisions?: Record<"primary" | "secondary", string>,
+): TemplateVars {
   const name = app.metadata.name ?? "";
   const names = childNames(name);
   const canary = app.status?.canary;
@@ -139,6 +163,9 @@ export function templateVars(app: CanaryApp, spec: ResolvedSpec, now?: Date): Te
     interval: queryWindow(spec.analysis.intervalSeconds),
     stepWindow: window,
     stepStart: String(Math.floor(startMs / 1000)),
+    ...(revisions === undefined
+      ? defaultRevisions(spec)
+      : { primaryRevision: revisions.primary, secondaryRevision: revisions.secondary }),
   };
 }
 
@@ -150,4 +177,11 @@ export function templateVars(app: CanaryApp, spec: ResolvedSpec, now?: Date): Te
 function stepWindowStart(canary: CanaryState): string {
   const began = canary.stepBeganAt ?? canary.stepStartedAt;
   return canary.stepRoutedAt === undefined ? began : later(began, canary.stepRoutedAt);
+}
+
+/** The canonical revisions when the plan does not give them: a Deployment's are its track names. */
+function defaultRevisions(spec: ResolvedSpec): Record<"primaryRevision" | "secondaryRevision", string> {
+  return spec.workload.kind === "StatefulSet"
+    ? { primaryRevision: "", secondaryRevision: "" }
+    : { primaryRevision: "primary", secondaryRevision: "secondary" };
 }

@@ -91,6 +91,19 @@ export interface Observation {
   secondaryPods?: PodObservation[];
   /** What a StatefulSet workload shows of its revisions (status.workload); absent with Deployments. */
   workload?: WorkloadStatus;
+  /**
+   * A StatefulSet's pods of a revision its template no longer has, not Ready: its controller waits for them
+   * forever (Kubernetes' forced rollback case; workload/statefulset.ts `strandedPods`).
+   */
+  strandedPods?: StrandedPodObservation[];
+}
+
+/** A pod its workload's controller will not replace on its own. */
+export interface StrandedPodObservation {
+  name: string;
+  /** As seen: it is deleted only if unchanged since (it may have become Ready meanwhile). */
+  resourceVersion: string;
+  revision: string;
 }
 
 export interface PlanInput {
@@ -133,6 +146,8 @@ export interface Plan {
   tellChildUpdates: boolean;
   /** One-shot request annotations that were acted on and must be removed. */
   removeAnnotations: string[];
+  /** Pods to delete so that their StatefulSet makes them again at its template's revision (forced rollback). */
+  deletePods?: StrandedPodObservation[];
   /** Reconcile again after this many seconds even if nothing changes (a step or a deadline is due). */
   requeueAfterSeconds?: number;
 }

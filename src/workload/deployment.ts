@@ -1,6 +1,6 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, Track } from "../api/types.js";
-import { LABELS, REVISION_ANNOTATION } from "../api/types.js";
+import { ISTIO_CANONICAL_LABELS, LABELS, REVISION_ANNOTATION } from "../api/types.js";
 import { revisionOf } from "../rollout/revision.js";
 import type { ChildMeta } from "../api/meta.js";
 import { appRef, childLabels, childMeta, deploymentName } from "../api/meta.js";
@@ -50,8 +50,23 @@ export function buildDeployment(app: CanaryApp, spec: ResolvedSpec, track: Track
       progressDeadlineSeconds: spec.analysis.progressDeadlineSeconds,
       // Never below the wanted capacity while the primary takes a promoted image.
       strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: "25%" } },
-      template: podTemplate(spec, want, { app: name, version: track, ...childLabels(name, track) }),
+      template: podTemplate(spec, want, { ...meshLabels(name, track), ...childLabels(name, track) }),
     },
+  };
+}
+
+/**
+ * The labels by which Istio names a pod's service and revision in its telemetry: `app` and `version`
+ * (destination_app, destination_version) and the canonical service labels, which win over any other
+ * label Istio would read (ADR 0023). `revision` is what tells the track's pods apart: the track for a
+ * Deployment, the pod template's revision for a StatefulSet.
+ */
+export function meshLabels(name: string, revision: string): Record<string, string> {
+  return {
+    app: name,
+    version: revision,
+    [ISTIO_CANONICAL_LABELS.name]: name,
+    [ISTIO_CANONICAL_LABELS.revision]: revision,
   };
 }
 

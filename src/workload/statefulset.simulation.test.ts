@@ -12,14 +12,15 @@ import { createHash } from "node:crypto";
 import { describe, test } from "node:test";
 import { withDefaults } from "../api/defaults.js";
 import type { CanaryApp, MetricResult } from "../api/types.js";
-import { ANNOTATIONS, REVISION_LABEL } from "../api/types.js";
+import { ANNOTATIONS, ISTIO_CANONICAL_LABELS, REVISION_LABEL } from "../api/types.js";
 import { observePods } from "../canary/observe.js";
 import { desiredChildren } from "../resources/children.js";
 import type { DestinationRuleObject } from "../router/istio.js";
 import type { ServiceObject } from "../resources/service.js";
-import { analysisChecks } from "../rollout/checks.js";
+import { TRAFFIC_CHECK_NAME, analysisChecks } from "../rollout/checks.js";
 import { at } from "../rollout/fixtures.test-helpers.js";
-import { analysisDue, plan } from "../rollout/planner.js";
+import type { Planning } from "../rollout/planner.js";
+import { analysisDue, plan, startPlan } from "../rollout/planner.js";
 import type { Plan, Weights } from "../rollout/types.js";
 import { istioRouter } from "../router/istio.js";
 import type { StatefulSetObject } from "./statefulset.js";
@@ -27,6 +28,8 @@ import { observeStatefulSet, statefulSetTarget } from "./statefulset.js";
 
 const V1 = "example/db:v1";
 const V2 = "example/db:v2";
+const V3_BROKEN = "example/db:v3-never-ready";
+const V4 = "example/db:v4";
 const REPLICAS = 3;
 const READY_AFTER = 3;
 
@@ -70,12 +73,14 @@ class FakeStatefulSetController {
       revision: update,
       image: sts.spec.template.spec.containers[0]?.["image"] as string,
       labels: { ...sts.spec.template.metadata.labels },
-      readyAt: time + READY_AFTER,
+      readyAt: (sts.spec.template.spec.containers[0]?.["image"] as string).startsWith(V3_BROKEN)
+        ? Number.POSITIVE_INFINITY
+        : time + READY_AFTER,
       incarnation: (old?.incarnation ?? 0) + 1,
     });
     if (this.pods.length < sts.spec.replicas) {
       if (this.pods.every((p) => p.readyAt <= time)) {
-        this.pods.push(make(undefined));
+        this.pods.push(make(this.graveyard.get(this.pods.length)));
         return true;
       }
       return false;
@@ -92,8 +97,23 @@ class FakeStatefulSetController {
     return false;
   }
 
+  /** A pod deleted (precondition: its resourceVersion): the StatefulSet controller makes it again on its next pass. */
+  deletePod(name: string, resourceVersion: string): void {
+    const n = Number(name.replace(/^db-/, ""));
+    const pod = this.pods[n];
+    // OrderedReady: only the highest ordinal is ever stranded in these cases; a gap would need a sparse list.
+    assert.equal(n, this.pods.length - 1, "only the highest ordinal is deleted");
+    if (pod === undefined || `${n}.${pod.incarnation}` !== resourceVersion) return;
+    this.deleted.push(name);
+    this.graveyard.set(n, pod);
+    this.pods.pop();
+  }
+
+  readonly deleted: string[] = [];
+  private readonly graveyard = new Map<number, FakePod>();
+
   wakeup(time: number): number | undefined {
-    const pending = this.pods.map((p) => p.readyAt).filter((t) => t > time);
+    const pending = this.pods.map((p) => p.readyAt).filter((t) => t > time && Number.isFinite(t));
     return pending.length > 0 ? Math.min(...pending) : undefined;
   }
 
@@ -118,7 +138,7 @@ class FakeStatefulSetController {
 
   podObjects(time: number): unknown[] {
     return this.pods.map((p, n) => ({
-      metadata: { name: `db-${n}`, labels: p.labels },
+      metadata: { name: `db-${n}`, labels: p.labels, resourceVersion: `${n}.${p.incarnation}` },
       spec: { containers: [{ name: "app", image: p.image }] },
       status: {
         conditions: [{ type: "Ready", status: p.readyAt <= time ? "True" : "False" }],
@@ -134,13 +154,11 @@ type Analyst = (names: string[]) => MetricResult[];
 const verdict =
   (passed: boolean): Analyst =>
   (names) =>
-    names.map((name) => ({
-      name,
-      kind: "threshold",
-      value: passed ? 0 : 5,
-      passed,
-      reason: passed ? "ok" : "too high",
-    }));
+    names.map((name) =>
+      name === TRAFFIC_CHECK_NAME
+        ? { name, kind: "traffic", value: 120, passed: true, reason: "120 requests" }
+        : { name, kind: "threshold", value: passed ? 99.9 : 40, passed, reason: passed ? "ok" : "too low" },
+    );
 
 /** The controller's loop against the fake StatefulSet controller, checking the promises at every reconcile. */
 class World {
@@ -166,12 +184,14 @@ class World {
       secondary: split.secondary,
       routedWeights: this.route === null ? null : { ...this.route },
       ...(split.status !== undefined ? { workload: split.status } : {}),
+      strandedPods: statefulSetTarget.stranded(this.sts.object(this.time), this.sts.podObjects(this.time), "db"),
       ...(revision !== undefined
         ? { secondaryPods: observePods(this.sts.podObjects(this.time), "db", "app", { [REVISION_LABEL]: revision }) }
         : {}),
     };
     const now = at(this.time);
     const due = analysisDue({ app: this.app, spec, observed, now });
+    if (due) this.checkQueriesSelectTheTestedPods(startPlan({ app: this.app, observed, now }));
     const names = analysisChecks(spec).map((c) => c.name);
     const result = plan({
       app: this.app,
@@ -196,6 +216,7 @@ class World {
         `the DestinationRule's ${track} subset selects the ${track} Service's pods`,
       );
     }
+    for (const pod of result.deletePods ?? []) this.sts.deletePod(pod.name, pod.resourceVersion);
     this.route = { ...result.weights };
     if (result.removeAnnotations.length > 0) {
       const annotations = { ...this.app.metadata.annotations };
@@ -204,6 +225,25 @@ class World {
     }
     this.checkPromises(result);
     return result;
+  }
+
+  /**
+   * The checks the planner asks for select, by Istio's canonical revision, the pods the test runs (the
+   * highest ordinals) and none of the others: Istio reports both revisions as the workload `db`.
+   */
+  private checkQueriesSelectTheTestedPods(planning: Planning): void {
+    assert.equal(planning.kind, "analysisDue");
+    if (planning.kind !== "analysisDue") return;
+    const revisionOfPod = (n: number) => this.sts.pods[n]?.labels[ISTIO_CANONICAL_LABELS.revision];
+    const tested = revisionOfPod(REPLICAS - 1);
+    const stable = revisionOfPod(0);
+    assert.notEqual(tested, stable, "the tested ordinal's canonical revision differs from the stable one's");
+    const builtins = planning.checks.filter((c) => c.query.includes("istio_requests_total"));
+    assert.ok(builtins.length > 0, "the evidence of traffic is asked for");
+    for (const check of builtins) {
+      assert.match(check.query, new RegExp(`destination_canonical_revision="${tested}"`), check.name);
+      assert.doesNotMatch(check.query, /destination_workload=/, check.name);
+    }
   }
 
   /** Ready pods the Service of `track` selects. */
@@ -278,8 +318,7 @@ function statefulApp(manualPromotion = false): CanaryApp {
       analysis: {
         interval: "10s",
         stepWeights: [20, 50],
-        requireTraffic: false,
-        metrics: [{ name: "errors", query: "errors", max: 0 }],
+        // The default analysis: Istio's metrics of the secondary's canonical revision, and its traffic.
         manualPromotion,
       },
     },
@@ -344,6 +383,33 @@ describe("the planner with a StatefulSet", () => {
     assert.deepEqual(after.slice(0, 2), before.slice(0, 2), "ordinals 0 and 1 kept their pods");
     assert.equal(after[2], (before[2] ?? 0) + 2, "ordinal 2: made for the test, then again for the rollback");
     assert.equal(world.sts.sts?.spec.updateStrategy.rollingUpdate.partition, 0);
+  });
+
+  test("a canary that never becomes Ready: rolled back at the progress deadline, its pod deleted so the StatefulSet restores the stable revision, and the next image promoted", () => {
+    const world = deployed();
+    const before = incarnations(world);
+    world.setImage(V3_BROKEN);
+    world.runToRest();
+    const status = world.app.status;
+    assert.equal(status?.phase, "Failed");
+    assert.equal(status?.failedImages?.[0]?.image, V3_BROKEN);
+    // OrderedReady waits for the broken pod even after the template is reverted (Kubernetes' forced
+    // rollback): only deleting it lets the controller make it again at the stable revision.
+    assert.deepEqual(world.sts.deleted, ["db-2"]);
+    assert.deepEqual(images(world), [V1, V1, V1]);
+    assert.ok(
+      world.sts.pods.every((pod) => pod.readyAt <= world.time),
+      "every pod Ready again",
+    );
+    assert.deepEqual(incarnations(world).slice(0, 2), before.slice(0, 2), "ordinals 0 and 1 never touched");
+    const told = world.plans.flatMap((p) => p.events).filter((e) => e.reason === "StrandedPodsDeleted");
+    assert.equal(told.length, 1);
+    assert.match(told[0]?.message ?? "", /^deleting db-2 \(revision [0-9a-f]+\): not Ready/);
+    world.setImage(V4);
+    world.runToRest();
+    assert.equal(world.app.status?.phase, "Healthy");
+    assert.equal(world.app.status?.primaryImage, V4);
+    assert.deepEqual(images(world), [pinned(V4), pinned(V4), pinned(V4)]);
   });
 
   test("manual promotion: the test waits on the highest ordinal until promoted", () => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { withDefaults } from "../api/defaults.js";
 import type { CanaryApp } from "../api/types.js";
-import { REVISION_ANNOTATION, REVISION_LABEL } from "../api/types.js";
+import { LABELS, REVISION_ANNOTATION, REVISION_LABEL } from "../api/types.js";
 import { wantRevision } from "./deployment.js";
 import {
   STABLE_IMAGE_ANNOTATION,
@@ -11,6 +11,7 @@ import {
   observeStatefulSet,
   partitionFor,
   statefulSetPodSelector,
+  strandedPods,
 } from "./statefulset.js";
 import type { TrackWants } from "./workload.js";
 
@@ -291,4 +292,53 @@ describe("observeStatefulSet: the two tracks of one StatefulSet", () => {
     );
     assert.deepEqual(o.status, { kind: "StatefulSet", stableRevision: "db-b", stableReplicas: 3, canaryReplicas: 0 });
   });
+});
+
+describe("strandedPods (Kubernetes' forced rollback: pods OrderedReady would wait for forever)", () => {
+  const sts = (over: { partition?: number; generation?: number; observed?: number } = {}) => ({
+    metadata: { name: "db", generation: over.generation ?? 2, annotations: { [REVISION_ANNOTATION]: "good" } },
+    spec: { replicas: 3, updateStrategy: { rollingUpdate: { partition: over.partition ?? 0 } } },
+    status: { observedGeneration: over.observed ?? 2 },
+  });
+  const pod = (name: string, revision: string, ready: boolean, extra: Record<string, unknown> = {}) => ({
+    metadata: {
+      name,
+      resourceVersion: `rv-${name}`,
+      labels: { [LABELS.app]: "db", [REVISION_LABEL]: revision },
+      ...extra,
+    },
+    status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+  });
+
+  test("a pod of another revision, not Ready, on an ordinal the template applies to", () => {
+    const pods = [pod("db-0", "good", true), pod("db-1", "good", true), pod("db-2", "bad", false)];
+    assert.deepEqual(strandedPods(sts(), pods, "db"), [{ name: "db-2", resourceVersion: "rv-db-2", revision: "bad" }]);
+  });
+
+  const kept: [string, ReturnType<typeof sts>, ReturnType<typeof pod>][] = [
+    ["Ready (it serves; the StatefulSet controller replaces it itself)", sts(), pod("db-2", "bad", true)],
+    ["of the template's revision", sts(), pod("db-2", "good", false)],
+    ["below the partition (ordinals a test never touches)", sts({ partition: 2 }), pod("db-1", "bad", false)],
+    [
+      "before the StatefulSet controller saw the template",
+      sts({ generation: 3, observed: 2 }),
+      pod("db-2", "bad", false),
+    ],
+    ["already terminating", sts(), pod("db-2", "bad", false, { deletionTimestamp: "2026-11-27T12:00:00Z" })],
+    [
+      "of another app",
+      sts(),
+      {
+        ...pod("db-2", "bad", false),
+        metadata: { name: "db-2", resourceVersion: "1", labels: { [LABELS.app]: "other", [REVISION_LABEL]: "bad" } },
+      },
+    ],
+    ["not one of the StatefulSet's ordinals", sts(), pod("db-backup", "bad", false)],
+  ];
+  for (const [why, set, p] of kept) {
+    test(`not a pod ${why}`, () => assert.deepEqual(strandedPods(set, [p], "db"), []));
+  }
+
+  test("no StatefulSet: nothing", () =>
+    assert.deepEqual(strandedPods(undefined, [pod("db-2", "bad", false)], "db"), []));
 });

@@ -3,9 +3,9 @@ import type { ChildMeta } from "../api/meta.js";
 import { appRef, childLabels, childMeta } from "../api/meta.js";
 import type { CanaryApp, Track, WorkloadStatus } from "../api/types.js";
 import { LABELS, REVISION_ANNOTATION, REVISION_LABEL } from "../api/types.js";
-import type { WorkloadObservation } from "../rollout/types.js";
+import type { StrandedPodObservation, WorkloadObservation } from "../rollout/types.js";
 import type { PodTemplate } from "./deployment.js";
-import { APP_CONTAINER, podTemplate, wantRevision } from "./deployment.js";
+import { APP_CONTAINER, meshLabels, podTemplate, wantRevision } from "./deployment.js";
 import type { SharedObservation, SharedWorkloadTarget, TrackWant, TrackWants } from "./workload.js";
 
 /** On the StatefulSet: the revision and image of the primary (the ordinals below the partition). */
@@ -64,7 +64,8 @@ export function partitionFor(spec: ResolvedSpec, wants: TrackWants): { want: Tra
 
 /**
  * The app's one StatefulSet. The pods carry the revision of their template as a label (the per-track
- * Services select by it), Istio's `app` and `version` labels (`version` is the revision too), and no track:
+ * Services select by it), Istio's `app`, `version` and canonical labels (the revision is their version and
+ * canonical revision: Istio reports both tracks as the workload `<name>`), and no track:
  * a pod's track follows from its revision, so a promotion does not change the template the tested
  * ordinals already run. Claims are retained whatever happens to the pods or the StatefulSet.
  */
@@ -77,7 +78,7 @@ export function buildStatefulSet(app: CanaryApp, spec: ResolvedSpec, wants: Trac
   const template = podTemplate(
     spec,
     want,
-    { app: name, version: revision, ...childLabels(name), [REVISION_LABEL]: revision },
+    { ...meshLabels(name, revision), ...childLabels(name), [REVISION_LABEL]: revision },
     claims.map((c) => ({ name: c.name, mountPath: c.mountPath })),
   );
   return {
@@ -250,4 +251,58 @@ export const statefulSetTarget: SharedWorkloadTarget = {
   desired: buildStatefulSet,
   observe: observeStatefulSet,
   podSelector: statefulSetPodSelector,
+  stranded: (object, pods, app) => strandedPods(object, pods, app),
 };
+
+/** A pod the StatefulSet controller will not replace on its own (see `strandedPods`). */
+export type StrandedPod = StrandedPodObservation;
+
+interface PodLike {
+  metadata?: {
+    name?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    deletionTimestamp?: unknown;
+  };
+  status?: { conditions?: { type?: string; status?: string }[] };
+}
+
+/**
+ * Kubernetes' "forced rollback" case: with the default OrderedReady policy, a pod of a revision that never
+ * becomes Ready holds the StatefulSet controller, which waits for it before replacing anything, even after
+ * the template is reverted; the documented repair is to delete it. These are the app's pods that run a
+ * revision the StatefulSet's template no longer has, on an ordinal at or above the partition (where the
+ * template applies), not Ready and not terminating — once the StatefulSet controller has seen the template
+ * (observedGeneration), so that the pod it makes again is of the template's revision. Their claims stay
+ * (ordinals keep their claims; the retention policy never deletes one). Pure.
+ */
+export function strandedPods(statefulSet: unknown, pods: readonly unknown[], app: string): StrandedPod[] {
+  if (!statefulSet) return [];
+  const sts = statefulSet as StatefulSetLike & { metadata?: { name?: string } };
+  const revision = sts.metadata?.annotations?.[REVISION_ANNOTATION];
+  const caughtUp = (sts.status?.observedGeneration ?? 0) >= (sts.metadata?.generation ?? 1);
+  if (revision === undefined || !caughtUp) return [];
+  const setName = sts.metadata?.name ?? app;
+  const partition = sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
+  const out: StrandedPod[] = [];
+  for (const object of pods) {
+    const pod = object as PodLike;
+    const meta = pod.metadata ?? {};
+    const podRevision = meta.labels?.[REVISION_LABEL];
+    if (meta.labels?.[LABELS.app] !== app || podRevision === undefined || podRevision === revision) continue;
+    const ordinal = ordinalOf(meta.name ?? "", setName);
+    if (ordinal === undefined || ordinal < partition || meta.deletionTimestamp !== undefined) continue;
+    const ready = (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+    if (ready) continue;
+    out.push({ name: meta.name ?? "", resourceVersion: meta.resourceVersion ?? "", revision: podRevision });
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The ordinal of pod `<set>-<n>`, or undefined for any other name. */
+function ordinalOf(podName: string, setName: string): number | undefined {
+  const prefix = `${setName}-`;
+  if (!podName.startsWith(prefix)) return undefined;
+  const rest = podName.slice(prefix.length);
+  return /^(0|[1-9][0-9]*)$/.test(rest) ? Number(rest) : undefined;
+}

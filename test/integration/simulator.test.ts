@@ -2,11 +2,14 @@
  * The mesh traffic simulator against a real API server, scraped by a real Prometheus, queried with the
  * controller's own metrics provider and built-in queries: the weights that reach Prometheus are the ones
  * in the VirtualService, only Ready pods get traffic, and the per-image behaviour shows in the built-in
- * metrics. Runs under `make test-integration` (api profile: no kubelet, so pods are made Ready through
- * their /status subresource).
+ * metrics. The objects are made as the controller makes them (per-track Services as the route's
+ * destinations, ADR 0010) and the pods as a Deployment's ReplicaSet would. Each request that reaches a pod
+ * is reported by both sidecars, so every count below picks one reporter (docs/istio-telemetry.md). Runs
+ * under `make test-integration` (api profile: no kubelet, so pods are made Ready through their /status
+ * subresource).
  */
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from "@kubernetes/client-node";
@@ -25,6 +28,8 @@ const namespace = `sim-${randomBytes(3).toString("hex")}`;
 const app = "web";
 const vsRef = { group: "networking.istio.io", version: "v1", plural: "virtualservices", namespace } as const;
 type Track = "primary" | "secondary";
+/** The pod-template-hash of each track's ReplicaSet. */
+const HASH: Record<Track, string> = { primary: "6b8d5c7f9", secondary: "5f7c9d8b6" };
 
 const labels = (track?: Track) => ({
   "app.kubernetes.io/managed-by": "canaryapp",
@@ -32,10 +37,11 @@ const labels = (track?: Track) => ({
   ...(track ? { "canaryapp.io/track": track } : {}),
 });
 
+/** The controller's route since ADR 0010: the per-track Services as destinations. */
 function virtualService(primary: number, secondary: number, resourceVersion?: string): object {
   const host = `${app}.${namespace}.svc.cluster.local`;
-  const destination = (subset: Track, weight: number) => ({
-    destination: { host, subset, port: { number: 80 } },
+  const destination = (track: Track, weight: number) => ({
+    destination: { host: `${app}-${track}.${namespace}.svc.cluster.local`, port: { number: 80 } },
     weight,
   });
   return {
@@ -63,6 +69,29 @@ async function setWeights(primary: number, secondary: number): Promise<void> {
   });
 }
 
+/** `<app>` selects the primary's pods (ADR 0010); `<app>-<track>` selects the track's. */
+async function createService(name: string, track: Track): Promise<void> {
+  await core.createNamespacedService({
+    namespace,
+    body: {
+      metadata: { name, namespace, labels: labels(name === app ? undefined : track) },
+      spec: {
+        selector: { "canaryapp.io/app": app, "canaryapp.io/track": track },
+        ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP", appProtocol: "http" }],
+      },
+    },
+  });
+}
+
+/** The pod template's labels, as the controller writes them. */
+const podLabels = (track: Track) => ({
+  ...labels(track),
+  app,
+  version: track,
+  "service.istio.io/canonical-name": app,
+  "service.istio.io/canonical-revision": track,
+});
+
 async function createDeployment(track: Track): Promise<void> {
   const selector = { "canaryapp.io/app": app, "canaryapp.io/track": track };
   await apps.createNamespacedDeployment({
@@ -73,7 +102,7 @@ async function createDeployment(track: Track): Promise<void> {
         replicas: 1,
         selector: { matchLabels: selector },
         template: {
-          metadata: { labels: { ...labels(track), app, version: track } },
+          metadata: { labels: podLabels(track) },
           spec: { containers: [{ name: "app", image: "sample-app:v1" }] },
         },
       },
@@ -81,12 +110,25 @@ async function createDeployment(track: Track): Promise<void> {
   });
 }
 
-/** A pod as the Deployment would make it, then marked Ready (or not) through /status, as a kubelet would. */
+/**
+ * A pod as the Deployment's ReplicaSet would make it (generated name, owner, template hash), then marked
+ * Ready (or not) through /status, as a kubelet would. No garbage collector runs on this profile, so the
+ * owner need not exist.
+ */
 async function createPod(track: Track, name: string, image: string, ready: boolean): Promise<void> {
+  const replicaSet = `${app}-${track}-${HASH[track]}`;
   await core.createNamespacedPod({
     namespace,
     body: {
-      metadata: { name, namespace, labels: { ...labels(track), app, version: track } },
+      metadata: {
+        name,
+        generateName: `${replicaSet}-`,
+        namespace,
+        labels: { ...podLabels(track), "pod-template-hash": HASH[track] },
+        ownerReferences: [
+          { apiVersion: "apps/v1", kind: "ReplicaSet", name: replicaSet, uid: randomUUID(), controller: true },
+        ],
+      },
       spec: { automountServiceAccountToken: false, containers: [{ name: "app", image }] },
     },
   });
@@ -136,6 +178,8 @@ describe("mesh traffic simulator against the API server and Prometheus", () => {
     interval: "10s",
     stepWindow: "10s",
     stepStart: "0",
+    primaryRevision: "primary",
+    secondaryRevision: "secondary",
   };
 
   /** One number from Prometheus, or undefined while the query has no result. */
@@ -143,14 +187,18 @@ describe("mesh traffic simulator against the API server and Prometheus", () => {
     const outcome = await metrics.query(promql);
     return outcome.kind === "value" ? outcome.value : undefined;
   };
-  const requestsTo = (selector: string) =>
-    value(`sum(istio_requests_total{reporter="destination",destination_service_namespace="${namespace}"${selector}})`);
+  /** Requests as `reporter` counts them (each request that reaches a pod is counted by both). */
+  const requestsTo = (selector: string, reporter = "destination") =>
+    value(`sum(istio_requests_total{reporter="${reporter}",destination_service_namespace="${namespace}"${selector}})`);
 
   before(async () => {
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     // No kube-controller-manager makes it on this profile, and the ServiceAccount admission plugin wants it.
     await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: "default", namespace } } });
     await custom.createNamespacedCustomObject({ ...vsRef, body: virtualService(80, 20) });
+    await createService(app, "primary");
+    await createService(`${app}-primary`, "primary");
+    await createService(`${app}-secondary`, "secondary");
     await createDeployment("primary");
     await createDeployment("secondary");
     await createPod("primary", `${app}-primary-a`, "sample-app:v1", true);
@@ -177,14 +225,29 @@ describe("mesh traffic simulator against the API server and Prometheus", () => {
       const n = await requestsTo("");
       return n !== undefined && n >= 300 ? n : undefined;
     });
-    const secondary = (await requestsTo(',destination_version="secondary"')) ?? 0;
+    const secondary =
+      (await requestsTo(`,destination_canonical_service="${app}",destination_canonical_revision="secondary"`)) ?? 0;
     assert.ok(Math.abs(secondary / total - 0.2) < 0.06, `secondary share in Prometheus: ${secondary}/${total}`);
     assert.equal(await requestsTo(',response_code!="200"'), undefined, "v1 and v2 answer every request");
     assert.equal(
       await requestsTo(`,destination_workload="${app}-secondary"`),
       secondary,
-      "attributed to the secondary Deployment",
+      "attributed to the secondary Deployment (its ReplicaSet's name without the template hash)",
     );
+    // The secondary's pods are selected by `<app>-secondary` only, and the route sends to it: no report of
+    // theirs names the app's Service `<app>`, on either side.
+    assert.equal(
+      await requestsTo(`,destination_service_name="${app}-secondary"`),
+      secondary,
+      "reported against the secondary's Service",
+    );
+    for (const reporter of ["source", "destination"]) {
+      assert.equal(
+        await requestsTo(`,destination_service_name="${app}",destination_workload="${app}-secondary"`, reporter),
+        undefined,
+        `reporter=${reporter}: none of the secondary's requests against the app's Service`,
+      );
+    }
 
     const [state] = simulator.state().apps;
     assert.ok(state);
@@ -226,15 +289,23 @@ describe("mesh traffic simulator against the API server and Prometheus", () => {
     assert.equal(success, 0);
   });
 
-  test("a subset with weight but no Ready pod answers 503 UH, attributed to its workload", async () => {
+  test("a destination with weight but no Ready pod answers 503 UH, reported by the caller against its Service", async () => {
     await setReady(`${app}-secondary-v3`, false);
     const uh = await eventually("503 UH in Prometheus", async () => {
-      const n = await requestsTo(`,response_code="503",response_flags="UH",destination_workload="${app}-secondary"`);
+      const n = await requestsTo(
+        `,response_code="503",response_flags="UH",destination_service_name="${app}-secondary",destination_workload="unknown"`,
+        "source",
+      );
       return n !== undefined && n > 0 ? n : undefined;
     });
     assert.ok(uh > 0);
     assert.equal(
-      await requestsTo(`,response_code="503",destination_workload!="${app}-secondary"`),
+      await requestsTo(`,response_flags="UH"`),
+      undefined,
+      "no pod received them: the destination reports none",
+    );
+    assert.equal(
+      await requestsTo(`,response_code="503",destination_service_name!="${app}-secondary"`, "source"),
       undefined,
       "the primary keeps answering",
     );

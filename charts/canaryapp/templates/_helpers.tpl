@@ -38,10 +38,11 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 - apiGroups: ["networking.istio.io"]
   resources: ["virtualservices", "destinationrules"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# Read only, to learn the image digest the secondary's pods run.
+# Watched for the digest the secondary's pods run; delete only for a StatefulSet's pod of a failed
+# revision that is not Ready, which its controller would wait for forever (forced rollback, ADR 0023).
 - apiGroups: [""]
   resources: ["pods"]
-  verbs: ["get", "list", "watch"]
+  verbs: ["get", "list", "watch", "delete"]
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch", "update"]
