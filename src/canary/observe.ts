@@ -18,6 +18,7 @@ export function observe(
   const { name, namespace } = appRef(app);
   const names = childNames(name);
   const workloads = childCache(caches, workload.kind);
+  const stale = staleRoute(app, caches, router);
   if (isShared(workload)) {
     // One object for both tracks: the secondary's pods are those of the revision under test.
     const statefulSet = workloads.get(namespace, workload.objectName(app));
@@ -35,6 +36,7 @@ export function observe(
           }
         : {}),
       ...(status !== undefined ? { workload: status } : {}),
+      ...(stale !== undefined ? { staleRoute: stale } : {}),
       ...(caches.statefulSetPods !== undefined
         ? { strandedPods: workload.stranded(statefulSet, caches.statefulSetPods.list(namespace), name) }
         : {}),
@@ -52,6 +54,7 @@ export function observe(
     ...(caches.secondaryPods !== undefined
       ? { secondaryPods: observePods(caches.secondaryPods.list(namespace), name, workload.appContainer) }
       : {}),
+    ...(stale !== undefined ? { staleRoute: stale } : {}),
   };
 }
 
@@ -87,4 +90,12 @@ export function observePods(
     out.push({ image, imageID, ready });
   }
   return out;
+}
+
+/** The routing object another router left for this app, if one is (see Observation.staleRoute). */
+function staleRoute(app: CanaryApp, caches: Caches, router: TrafficRouter): Observation["staleRoute"] {
+  const leftover = router.leftover;
+  if (leftover === undefined || !caches.children.has(leftover.kind)) return undefined;
+  const object = childCache(caches, leftover.kind).get(appRef(app).namespace, leftover.name(app));
+  return object === undefined ? undefined : leftover.read(object);
 }

@@ -209,6 +209,56 @@ describe("desiredChildren", () => {
     assert.deepEqual(split, { primary: 75, secondary: 25 }, "the split is the ready pods' share");
   });
 
+  test("mesh switched from istio to none: the VirtualService first routes everything to the app's Service, after it selects both tracks; then it and the DestinationRule go", () => {
+    const none = { ...app, spec: { ...app.spec, mesh: "none" as const } };
+    const at = "2026-11-27T12:00:00.000Z";
+    const handing = desiredChildren(
+      none,
+      withDefaults(none.spec),
+      { ...basePlan, routeHandover: { kind: "handOver", at } },
+      noMeshRouter,
+    );
+    assert.deepEqual(
+      handing.apply.map((o) => `${o.kind}/${o.metadata.name}`),
+      [
+        "Service/canaryapp-sample-primary",
+        "Service/canaryapp-sample-secondary",
+        "Service/canaryapp-sample",
+        "VirtualService/canaryapp-sample",
+        "Deployment/canaryapp-sample-primary",
+        "Deployment/canaryapp-sample-secondary",
+      ],
+    );
+    const vs = handing.apply.find((o) => o.kind === "VirtualService") as ReturnType<typeof buildVirtualService>;
+    assert.deepEqual(vs.spec.http, [
+      {
+        name: "handover",
+        route: [
+          { destination: { host: "canaryapp-sample.demo.svc.cluster.local", port: { number: 80 } }, weight: 100 },
+        ],
+      },
+    ]);
+    assert.deepEqual(noMeshRouter.leftover?.read(vs), { handedOverAt: at });
+    assert.deepEqual(handing.remove, []);
+    assert.deepEqual(
+      noMeshRouter.leftover?.read(buildVirtualService(app, spec, { primary: 90, secondary: 10 })),
+      {},
+      "a split is not a handover",
+    );
+
+    const removing = desiredChildren(
+      none,
+      withDefaults(none.spec),
+      { ...basePlan, routeHandover: { kind: "remove" } },
+      noMeshRouter,
+    );
+    assert.ok(!removing.apply.some((o) => o.kind === "VirtualService"));
+    assert.deepEqual(
+      removing.remove.filter((r) => r.apiVersion.startsWith("networking.istio.io")).map((r) => `${r.kind}/${r.name}`),
+      ["VirtualService/canaryapp-sample", "DestinationRule/canaryapp-sample"],
+    );
+  });
+
   test("applies the per-track Services before the routes, the app's Service after them, then the Deployments, and removes nothing while a secondary is wanted", () => {
     const { apply, remove } = desiredChildren(app, spec, basePlan, istioRouter);
     assert.deepEqual(

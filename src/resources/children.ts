@@ -73,6 +73,7 @@ export function desiredChildren(
     buildTrackService(app, spec, "secondary", targetPort, secondaryTrackSelector),
     ...router.desired(app, spec, plan.weights),
     buildService(app, spec, targetPort),
+    ...handoverRoute(app, spec, plan, router),
     workload.desired(app, spec, "primary", { ...plan.primary, ...(templates ? { template: templates.primary } : {}) }),
   ];
   if (plan.secondary) {
@@ -82,7 +83,25 @@ export function desiredChildren(
   const remove: ChildRef[] = plan.secondary
     ? []
     : [{ apiVersion: workload.apiVersion, kind: workload.kind, namespace, name: childNames(name).secondary }];
-  return { apply, remove };
+  return { apply, remove: [...remove, ...handedOverRemoved(app, plan, router)] };
+}
+
+/**
+ * Routing objects another router left (a VirtualService kept from `mesh: istio`) are first made to send
+ * everything to the app's Service, applied after it so that it already selects where this router sends
+ * traffic, and before anything is scaled (`routeHandoverDue`).
+ */
+function handoverRoute(app: CanaryApp, spec: ResolvedSpec, plan: Plan, router: TrafficRouter): ChildObject[] {
+  const handover = plan.routeHandover;
+  if (handover?.kind !== "handOver" || router.leftover === undefined) return [];
+  return router.leftover.handover(app, spec, handover.at);
+}
+
+/** Once the handover has stood its time, the old router's objects go. */
+function handedOverRemoved(app: CanaryApp, plan: Plan, router: TrafficRouter): ChildRef[] {
+  if (plan.routeHandover?.kind !== "remove" || router.leftover === undefined) return [];
+  const { namespace } = appRef(app);
+  return router.leftover.objects(app).map((o) => ({ ...o, namespace }));
 }
 
 /**
@@ -124,8 +143,9 @@ function sharedChildren(
       ),
       ...router.desired(app, spec, plan.weights, selectors),
       buildService(app, spec, targetPort, selectors.primary),
+      ...handoverRoute(app, spec, plan, router),
       workload.desired(app, spec, wants),
     ],
-    remove: [],
+    remove: handedOverRemoved(app, plan, router),
   };
 }

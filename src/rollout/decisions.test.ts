@@ -14,6 +14,7 @@ import {
   resumedClocks,
   rollbackDue,
   routeCarries,
+  routeHandoverDue,
   secondaryHeld,
   secondaryReplicas,
   secondaryRemovable,
@@ -874,4 +875,17 @@ describe("secondaryServiceTrack: which pods does the secondary's Service select?
     },
   ];
   for (const c of cases) test(c.name, () => assert.equal(secondaryServiceTrack(c.f), c.want));
+});
+
+describe("routeHandoverDue: a VirtualService left from mesh: istio", () => {
+  const now = new Date("2026-11-27T12:00:10.000Z");
+  test("not yet handed over: route everything to the app's Service", () =>
+    assert.deepEqual(routeHandoverDue({}, now, 5), { kind: "handOver" }));
+  test("handed over less than drainSeconds ago: wait for the rest", () =>
+    assert.deepEqual(routeHandoverDue({ handedOverAt: "2026-11-27T12:00:07.000Z" }, now, 5), {
+      kind: "wait",
+      seconds: 2,
+    }));
+  test("handed over drainSeconds ago: remove it", () =>
+    assert.deepEqual(routeHandoverDue({ handedOverAt: "2026-11-27T12:00:05.000Z" }, now, 5), { kind: "remove" }));
 });

@@ -681,3 +681,21 @@ export function secondaryReplicas(f: ScalingFacts): number {
   const weight = f.weights[Math.max(0, Math.min(ahead, last))] ?? 0;
   return replicasForWeight(f.replicas, f.testReplicas, weight);
 }
+
+/**
+ * What to do with a VirtualService left from `spec.mesh: istio` once the app has no mesh (`mesh: none`):
+ * first route everything to the app's Service, which then selects both tracks' ready pods (`handOver`), so
+ * a proxy still holding the old split never sends to a track that is scaled away; once that route has
+ * stood `drainSeconds` (proxies have it), remove it and the DestinationRule (`remove`). In between, wait.
+ */
+export type RouteHandover = { kind: "handOver" } | { kind: "wait"; seconds: number } | { kind: "remove" };
+
+export function routeHandoverDue(
+  staleRoute: { handedOverAt?: string },
+  now: Date,
+  drainSeconds: number,
+): RouteHandover {
+  if (staleRoute.handedOverAt === undefined) return { kind: "handOver" };
+  const left = secondsUntil(now, staleRoute.handedOverAt, drainSeconds);
+  return left > 0 ? { kind: "wait", seconds: Math.ceil(left * 1000) / 1000 } : { kind: "remove" };
+}

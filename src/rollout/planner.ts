@@ -21,6 +21,7 @@ import {
   isEnding,
   isTesting,
   requeueAfterSeconds,
+  routeHandoverDue,
   secondaryHeld,
   secondaryReplicas,
   secondaryServiceTrack,
@@ -336,7 +337,9 @@ function assemble(ctx: PlanContext): Plan {
     );
   }
 
-  const requeue = requeueAfterSeconds({
+  const handover =
+    observed.staleRoute === undefined ? undefined : routeHandoverDue(observed.staleRoute, ctx.now, spec.drainSeconds);
+  const requeueForStage = requeueAfterSeconds({
     canary,
     analysis: spec.analysis,
     drainSeconds: spec.drainSeconds,
@@ -345,6 +348,10 @@ function assemble(ctx: PlanContext): Plan {
     applyRefused: refused !== undefined,
     now: ctx.now,
   });
+  const requeue =
+    handover?.kind === "wait"
+      ? Math.min(handover.seconds, requeueForStage ?? Number.POSITIVE_INFINITY)
+      : requeueForStage;
   return {
     // Only the image this test proved may reach the primary, and only once promotion began.
     // Pinned to the digest its pods ran, when they reported one: a tag pushed again cannot reach the primary.
@@ -380,6 +387,8 @@ function assemble(ctx: PlanContext): Plan {
     tellChildUpdates: ctx.events.length === 0,
     removeAnnotations: [...ctx.removeAnnotations].sort(),
     ...(stranded.length > 0 ? { deletePods: stranded } : {}),
+    ...(handover?.kind === "handOver" && !invalid ? { routeHandover: { kind: "handOver" as const, at: ctx.at } } : {}),
+    ...(handover?.kind === "remove" && !invalid ? { routeHandover: { kind: "remove" as const } } : {}),
     ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}),
   };
 }

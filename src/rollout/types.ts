@@ -96,6 +96,11 @@ export interface Observation {
    * forever (Kubernetes' forced rollback case; workload/statefulset.ts `strandedPods`).
    */
   strandedPods?: StrandedPodObservation[];
+  /**
+   * With `spec.mesh: none`: the app's VirtualService, left from when it had a mesh; `handedOverAt` once it
+   * routes everything to the app's Service (decisions.ts `routeHandoverDue`).
+   */
+  staleRoute?: { handedOverAt?: string };
 }
 
 /** A pod its workload's controller will not replace on its own. */
@@ -146,6 +151,11 @@ export interface Plan {
   tellChildUpdates: boolean;
   /** One-shot request annotations that were acted on and must be removed. */
   removeAnnotations: string[];
+  /**
+   * A VirtualService left from `mesh: istio` (see `Observation.staleRoute`): `handOver` applies one that
+   * routes everything to the app's Service, marked with `at`; `remove` deletes it and the DestinationRule.
+   */
+  routeHandover?: { kind: "handOver"; at: string } | { kind: "remove" };
   /** Pods to delete so that their StatefulSet makes them again at its template's revision (forced rollback). */
   deletePods?: StrandedPodObservation[];
   /** Reconcile again after this many seconds even if nothing changes (a step or a deadline is due). */

@@ -85,6 +85,51 @@ export function buildVirtualService(app: CanaryApp, spec: ResolvedSpec, weights:
   };
 }
 
+/** On the handover VirtualService: when it began to route everything to the app's Service. */
+export const HANDOVER_ANNOTATION = "canaryapp.io/mesh-handover-at";
+
+/** The name of the handover route (`routeHandoverDue`). */
+export const HANDOVER_ROUTE = "handover";
+
+/**
+ * The VirtualService of an app whose mesh was switched off (`mesh: none`), until it is removed: the same
+ * hosts and gateways, one route sending everything to the app's Service, which then selects both tracks'
+ * ready pods. A proxy that still has the old split, or this route, never sends to a track scaled away.
+ */
+export function buildHandoverVirtualService(app: CanaryApp, spec: ResolvedSpec, at: string): VirtualServiceObject {
+  const { name, namespace } = appRef(app);
+  const base = buildVirtualService(app, spec, { primary: 100, secondary: 0 });
+  return {
+    ...base,
+    metadata: { ...base.metadata, annotations: { ...base.metadata.annotations, [HANDOVER_ANNOTATION]: at } },
+    spec: {
+      ...base.spec,
+      http: [
+        {
+          name: HANDOVER_ROUTE,
+          route: [
+            { destination: { host: serviceFqdn(name, namespace), port: { number: spec.service.port } }, weight: 100 },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * An app's VirtualService read back when it has no mesh: when it was handed over (its handover route and
+ * annotation), or nothing (still the split it had).
+ */
+export function handedOverAt(virtualService: unknown): { handedOverAt?: string } {
+  const vs = virtualService as {
+    metadata?: { annotations?: Record<string, string> };
+    spec?: { http?: ObservedRoute[] };
+  };
+  const at = vs.metadata?.annotations?.[HANDOVER_ANNOTATION];
+  const routed = vs.spec?.http?.length === 1 && vs.spec.http[0]?.name === HANDOVER_ROUTE;
+  return at !== undefined && routed ? { handedOverAt: at } : {};
+}
+
 function unique(values: string[]): string[] {
   return [...new Set(values)];
 }

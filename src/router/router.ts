@@ -32,4 +32,23 @@ export interface TrafficRouter {
    * When present, `routedWeights` is not consulted.
    */
   splitByPods?(primary: WorkloadObservation | null, secondary: WorkloadObservation | null): Weights;
+  /**
+   * A router that replaced another (`mesh: istio` switched to `none`): the other's routing objects it hands
+   * over and then removes (decisions.ts `routeHandoverDue`).
+   */
+  leftover?: LeftoverRoute;
+}
+
+/** The routing objects another router left, handed over before they go. */
+export interface LeftoverRoute {
+  /** The kind of the object that routed traffic (its cache tells whether one is left). */
+  readonly kind: string;
+  /** Its name for this app. */
+  name(app: CanaryApp): string;
+  /** When it was handed over, read from it; nothing while it still carries the old split. */
+  read(object: unknown): { handedOverAt?: string };
+  /** The objects that send everything where this router sends traffic, marked with `at`. */
+  handover(app: CanaryApp, spec: ResolvedSpec, at: string): RoutingObject[];
+  /** Every object of the old router, to delete once the handover has stood its time. */
+  objects(app: CanaryApp): { apiVersion: string; kind: string; name: string }[];
 }
