@@ -252,7 +252,7 @@ export interface AnalysisSpec {
   minRequests?: number;
   /**
    * PromQL giving the number of requests the secondary served in the step; Istio's
-   * `istio_requests_total` for the secondary's workload over `{{stepWindow}}` when absent.
+   * `istio_requests_total` for the secondary's canonical revision over `{{stepWindow}}` when absent.
    */
   trafficQuery?: string;
   /** Analyses in a row without evidence of traffic after which the test rolls back (`NoEvidence`). */
