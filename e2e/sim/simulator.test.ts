@@ -77,8 +77,12 @@ describe("startSimulator (with a static cluster)", () => {
     );
     const sim = await startSimulator({ source: { snapshot: () => cluster }, rps: 100, tickMs: 20 });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const sent = sim.state().apps[0]?.sent.primary.total ?? 0;
+      // Ten ticks or more, however busy the machine: nothing here calls tick().
+      const deadline = Date.now() + 10_000;
+      let sent = 0;
+      while (Date.now() < deadline && (sent = sim.state().apps[0]?.sent.primary.total ?? 0) < 10 * 2) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       assert.ok(sent >= 10 * 2 && sent % 2 === 0, `sent ${sent} in ticks of 2`);
     } finally {
       await sim.stop();

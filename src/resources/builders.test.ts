@@ -81,21 +81,31 @@ describe("Service, DestinationRule, VirtualService", () => {
     assert.equal(s.spec.ports[0]?.targetPort, 8088);
   });
 
-  test("the DestinationRule has a subset per track", () => {
+  test("the DestinationRule has the primary's subset only: a secondary subset of the app's host could select no pod", () => {
     const dr = buildDestinationRule(app);
     assert.equal(dr.spec.host, "canaryapp-sample.demo.svc.cluster.local");
+    // The app's Service selects the primary only (ADR 0010): a subset picks among its endpoints.
     assert.deepEqual(
       dr.spec.subsets.map((s) => [s.name, s.labels["canaryapp.io/track"]]),
-      [
-        ["primary", "primary"],
-        ["secondary", "secondary"],
-      ],
+      [["primary", "primary"]],
     );
   });
 
-  test("the VirtualService is bound to the mesh, answers short name and FQDN, and splits by weight", () => {
+  test("the VirtualService names each host once as Istio resolves it (a short name is <name>.<namespace>.svc.cluster.local)", () => {
+    const withHosts = seedApp({
+      service: {
+        port: 80,
+        hosts: ["canaryapp-sample", "shop.example.com", "canaryapp-sample.demo.svc.cluster.local", "other"],
+        gateways: [],
+      },
+    });
+    const vs = buildVirtualService(withHosts, withDefaults(withHosts.spec), { primary: 100, secondary: 0 });
+    assert.deepEqual(vs.spec.hosts, ["canaryapp-sample.demo.svc.cluster.local", "shop.example.com", "other"]);
+  });
+
+  test("the VirtualService is bound to the mesh, answers the app's host (short names resolve to it), and splits by weight", () => {
     const vs = buildVirtualService(app, spec, { primary: 70, secondary: 30 });
-    assert.deepEqual(vs.spec.hosts, ["canaryapp-sample", "canaryapp-sample.demo.svc.cluster.local"]);
+    assert.deepEqual(vs.spec.hosts, ["canaryapp-sample.demo.svc.cluster.local"]);
     assert.deepEqual(vs.spec.gateways, ["mesh"]);
     assert.deepEqual(readIstioWeights(vs), { primary: 70, secondary: 30 });
   });
@@ -123,7 +133,7 @@ describe("Service, DestinationRule, VirtualService", () => {
       service: { hosts: ["app.example.com", "canaryapp-sample"], gateways: ["istio-system/public", "mesh"] },
     });
     const vs = buildVirtualService(app, withGateway, { primary: 100, secondary: 0 });
-    assert.deepEqual(vs.spec.hosts, ["canaryapp-sample", "canaryapp-sample.demo.svc.cluster.local", "app.example.com"]);
+    assert.deepEqual(vs.spec.hosts, ["canaryapp-sample.demo.svc.cluster.local", "app.example.com"]);
     assert.deepEqual(vs.spec.gateways, ["mesh", "istio-system/public"]);
   });
 });

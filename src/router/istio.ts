@@ -39,8 +39,11 @@ export interface VirtualServiceObject {
  * Subsets select pods by the controller's track label, which users cannot set (the CRD forbids it), or by
  * `selectors` where the workload tells its tracks apart otherwise (a StatefulSet's pods carry their
  * revision, not a track: ADR 0015) — the labels the per-track Services select by. The canary route no
- * longer uses them (it routes to the per-track Services, ADR 0010); they stay for routes of the user's own
- * that name `subset: primary` on the app's host.
+ * longer uses them (it routes to the per-track Services, ADR 0010); the `primary` subset stays for routes of
+ * the user's own that name `subset: primary` on the app's host. There is no `secondary` subset: a subset picks
+ * among the endpoints of its host's Service, `<name>`, which selects the primary only, so it could never
+ * select a pod (istioctl analyze: IST0173, and a 503 for any route to it). The secondary is reached through
+ * `<name>-secondary`.
  */
 export function buildDestinationRule(app: CanaryApp, selectors?: TrackSelectors): DestinationRuleObject {
   const { name, namespace } = appRef(app);
@@ -49,7 +52,7 @@ export function buildDestinationRule(app: CanaryApp, selectors?: TrackSelectors)
     apiVersion: ISTIO_API_VERSION,
     kind: "DestinationRule",
     metadata: childMeta(app, childNames(name).destinationRule),
-    spec: { host: serviceFqdn(name, namespace), subsets: [subset("primary"), subset("secondary")] },
+    spec: { host: serviceFqdn(name, namespace), subsets: [subset("primary")] },
   };
 }
 
@@ -73,7 +76,7 @@ export function buildVirtualService(app: CanaryApp, spec: ResolvedSpec, weights:
     kind: "VirtualService",
     metadata: childMeta(app, childNames(name).virtualService),
     spec: {
-      hosts: unique([name, host, ...spec.service.hosts]),
+      hosts: uniqueHosts(namespace, [host, ...spec.service.hosts]),
       gateways: unique(["mesh", ...spec.service.gateways]),
       http: [
         {
@@ -132,6 +135,23 @@ export function handedOverAt(virtualService: unknown): { handedOverAt?: string }
 
 function unique(values: string[]): string[] {
   return [...new Set(values)];
+}
+
+/**
+ * The hosts without two that name the same: Istio reads a host without a dot as `<host>.<namespace>.svc.
+ * <domain>` (ResolveShortnameToFQDN in istio.io/istio pilot/pkg/model/config.go), and one VirtualService
+ * listing both forms defines that host twice (istioctl analyze: IST0109). The first form listed is kept.
+ */
+export function uniqueHosts(namespace: string, hosts: string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const host of hosts) {
+    const resolved = host.includes(".") || host === "*" ? host : serviceFqdn(host, namespace);
+    if (seen.has(resolved)) continue;
+    seen.add(resolved);
+    out.push(host);
+  }
+  return out;
 }
 
 interface ObservedRoute {

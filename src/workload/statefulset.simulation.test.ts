@@ -207,15 +207,13 @@ class World {
       if (child.kind === "StatefulSet") this.sts.apply(child as StatefulSetObject);
       if (child.kind === "Service") this.services.set(child.metadata.name, child as ServiceObject);
     }
-    // A user's route naming `subset: primary|secondary` reaches the same pods as the per-track Services.
+    // A user's route naming `subset: primary` reaches the same pods as the primary's Service.
     const rule = children.apply.find((c) => c.kind === "DestinationRule") as DestinationRuleObject | undefined;
-    for (const track of ["primary", "secondary"] as const) {
-      assert.deepEqual(
-        rule?.spec.subsets.find((s) => s.name === track)?.labels,
-        this.services.get(`${this.app.metadata.name ?? ""}-${track}`)?.spec.selector,
-        `the DestinationRule's ${track} subset selects the ${track} Service's pods`,
-      );
-    }
+    assert.deepEqual(
+      rule?.spec.subsets.map((s) => [s.name, s.labels]),
+      [["primary", this.services.get(`${this.app.metadata.name ?? ""}-primary`)?.spec.selector]],
+      "the DestinationRule's one subset selects the primary Service's pods",
+    );
     for (const pod of result.deletePods ?? []) this.sts.deletePod(pod.name, pod.resourceVersion);
     this.route = { ...result.weights };
     if (result.removeAnnotations.length > 0) {
