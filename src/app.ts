@@ -13,6 +13,7 @@ import type { Informer, ObjectWithMeta } from "./controller/informer.js";
 import { createInformer } from "./controller/informer.js";
 import { keyFromLabel, objectKey, splitKey, type KeyedObject } from "./controller/keys.js";
 import type { StopReason } from "./controller/leader-election.js";
+import { EpochGate } from "./controller/epoch-gate.js";
 import { LeaderElector, leaseClientFor } from "./controller/leader-election.js";
 import { ShardElector } from "./controller/shard-election.js";
 import { ShardWork, type ShardCache } from "./controller/shard-work.js";
@@ -87,6 +88,7 @@ export function startController({
 }: StartOptions): RunningController {
   // Requests and watches share this client's one connection pool.
   const api = KubeRest.connect(config.kubeconfig, undefined, {
+    log,
     ...(metrics !== undefined && { onRequest: (verb) => metrics.countApiRequest(verb) }),
   });
   const sharded = config.leaderElection.enabled && config.shards > 1;
@@ -374,12 +376,21 @@ export function startController({
   }
 
   const campaign = new AbortController();
+  // Unsharded is the one share of count 1 (ADR 0024): it leads only while the sharding epoch is 1.
+  const epoch = new EpochGate({
+    namespace: config.leaderElection.namespace,
+    name: config.leaderElection.name,
+    identity: config.leaderElection.identity,
+    client: leaseClientFor(api),
+    log,
+  });
   const elector = new LeaderElector({
     namespace: config.leaderElection.namespace,
     name: config.leaderElection.name,
     identity: config.leaderElection.identity,
     client: leaseClientFor(api),
     log,
+    gate: (phase) => epoch.mayLead(phase),
     onStartedLeading: (signal) => controller.run(signal),
     // A lost lease means another replica may already be acting: do not wait for in-flight reconciles to
     // finish their writes; `done` resolves "lost" at once and main.ts exits, so the replica restarts clean.
@@ -388,7 +399,11 @@ export function startController({
   });
   // A standby keeps its caches warm: it takes over without a cold start, and is ready once they are synced.
   controller.startCaches();
-  const done = elector.run(campaign.signal);
+  // Stopped gracefully, it leaves the group (its member Lease of count 1) once it has released the lease.
+  const done = elector.run(campaign.signal).then(async (reason) => {
+    if (reason === "shutdown") await epoch.leave();
+    return reason;
+  });
   return {
     ready: () => controller.cachesSynced() && (!elector.isLeader() || controller.ready()),
     health: () => controller.health(),

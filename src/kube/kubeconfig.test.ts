@@ -127,6 +127,26 @@ describe("readKubeConfig: the forms read without client-node", () => {
     assert.equal(v4.server, "https://10.0.0.1:443");
   });
 
+  test("the proxy: the cluster's proxy-url, else the environment's (in a pod too), less NO_PROXY", () => {
+    const withUrl = kubeconfig("proxy-url", "p", { server: "https://k.example", "proxy-url": "http://px:3128" }, {});
+    const env = { HTTPS_PROXY: "http://env-proxy:3128", NO_PROXY: "*" };
+    const ep = endpoint(readKubeConfig(withUrl, { env }));
+    assert.deepEqual([ep.proxy?.url.href, ep.proxy?.from], ["http://px:3128/", "proxy-url"]);
+    const plain = kubeconfig("no-proxy-url", "n", { server: "https://k.example" }, {});
+    assert.equal(endpoint(readKubeConfig(plain, { env })).proxy, undefined);
+    assert.equal(endpoint(readKubeConfig(plain, { env: { https_proxy: "px:1" } })).proxy?.from, "https_proxy");
+    const bad = kubeconfig("bad-proxy-url", "b", { server: "https://k.example", "proxy-url": "ftp://px" }, {});
+    assert.throws(() => readKubeConfig(bad, { env: {} }), /cluster "b": proxy-url .*must be http, https, or socks5/);
+
+    const sa = mkdtempSync(join(tmpdir(), "sa-"));
+    writeFileSync(join(sa, "token"), "t");
+    writeFileSync(join(sa, "ca.crt"), "CA");
+    const pod = { KUBERNETES_SERVICE_HOST: "10.96.0.1", HTTPS_PROXY: "http://px:3128" };
+    assert.equal(endpoint(readKubeConfig(undefined, { env: pod, serviceAccountDir: sa })).proxy?.from, "HTTPS_PROXY");
+    const excluded = { ...pod, NO_PROXY: "10.96.0.0/12" };
+    assert.equal(endpoint(readKubeConfig(undefined, { env: excluded, serviceAccountDir: sa })).proxy, undefined);
+  });
+
   test("order: a path, then $KUBECONFIG (merged, first wins), then in-cluster, then ~/.kube/config", () => {
     const a = kubeconfig("a", "a", { server: "https://a.example" }, { token: "a" });
     const b = kubeconfig("b", "b", { server: "https://b.example" }, { token: "b" });
@@ -201,7 +221,7 @@ describe("readKubeConfig: other forms go to client-node", () => {
     }
   });
 
-  test("an exec plugin's token is used, through client-node's public KubeConfig", async () => {
+  test("an exec plugin's token is used, through client-node's public KubeConfig; the cluster's proxy-url", async () => {
     const plugin = join(dir, "plugin.sh");
     writeFileSync(
       plugin,
@@ -212,15 +232,16 @@ describe("readKubeConfig: other forms go to client-node", () => {
       kubeconfig(
         "exec",
         "e",
-        { server: "https://k.example", "certificate-authority-data": b64("CA") },
+        { server: "https://k.example", "certificate-authority-data": b64("CA"), "proxy-url": "socks5://px:1080" },
         { exec: { command: plugin, apiVersion: "client.authentication.k8s.io/v1", interactiveMode: "Never" } },
       ),
       {},
     );
     assert.ok(isFallback(read));
-    const ep = await clientNodeEndpoint(read);
+    const ep = await clientNodeEndpoint(read, { HTTPS_PROXY: "http://env-proxy:3128" });
     assert.equal(ep.source, "client-node");
     assert.equal(ep.server, "https://k.example");
+    assert.deepEqual([ep.proxy?.url.href, ep.proxy?.from], ["socks5://px:1080", "proxy-url"], "its proxy-url");
     assert.equal(ep.tls.ca?.toString(), "CA");
     assert.deepEqual(await ep.authenticate(), { authorization: "Bearer from-exec" });
   });

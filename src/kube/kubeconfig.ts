@@ -3,13 +3,15 @@
  * service account without loading @kubernetes/client-node (ADR 0017).
  *
  * The forms read here are the ones a controller meets: the in-cluster service account, a bearer token, a
- * token file and a client certificate (each as a file or as inline data). Anything else (exec plugins, auth
- * providers, basic auth, proxies) is handed to client-node's public `KubeConfig`, imported only then.
+ * token file and a client certificate (each as a file or as inline data), and the cluster's `proxy-url`.
+ * Anything else (exec plugins, auth providers, basic auth) is handed to client-node's public `KubeConfig`,
+ * imported only then. Either way the proxy is chosen as kubectl chooses it (src/kube/proxy.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { load } from "js-yaml";
+import { chooseProxy, type ProxyChoice } from "./proxy.js";
 
 const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 /** How long a token read from a file is used before the file is read again (client-go: one minute). */
@@ -29,7 +31,14 @@ export interface TlsSettings {
 export interface ApiEndpoint {
   /** The server's base URL, without a trailing slash. */
   server: string;
-  tls: TlsSettings;
+  /**
+   * The TLS settings as of the last {@link authenticate}. When an exec plugin hands out another client
+   * certificate, this becomes a new object (never changed in place): a client that sees another object here
+   * opens new connections with it.
+   */
+  readonly tls: TlsSettings;
+  /** The proxy requests go through (the cluster's proxy-url, else HTTPS_PROXY/HTTP_PROXY less NO_PROXY), if any. */
+  proxy?: ProxyChoice | undefined;
   /** Headers that authenticate a request (a bearer token, read again from its file when it may have rotated). */
   authenticate(): Promise<Record<string, string>>;
   /** Which reader produced it: "kubeconfig", "in-cluster" or "client-node" (the fallback). */
@@ -155,6 +164,7 @@ const CLUSTER_FIELDS = new Set([
   "certificate-authority-data",
   "insecure-skip-tls-verify",
   "tls-server-name",
+  "proxy-url",
   "disable-compression",
   "extensions",
 ]);
@@ -166,7 +176,9 @@ function unsupported(entry: Named, fields: Set<string>, prefix: string): string 
   return field === undefined ? undefined : `${prefix}.${field}`;
 }
 
-function fromFiles(files: string[], now: () => number): ApiEndpoint | Fallback {
+type Env = Record<string, string | undefined>;
+
+function fromFiles(files: string[], now: () => number, env: Env): ApiEndpoint | Fallback {
   const merged = merge(files);
   const contextName = merged.currentContext;
   if (contextName === undefined) throw new Error(`kubeconfig ${files.join(delimiter)}: no current-context`);
@@ -195,8 +207,10 @@ function fromFiles(files: string[], now: () => number): ApiEndpoint | Fallback {
   const staticHeaders: Record<string, string> = token !== undefined ? { authorization: `Bearer ${token}` } : {};
   const ca = material(cluster, "certificate-authority-data", "certificate-authority");
   const servername = str(cluster.value["tls-server-name"]);
+  const proxy = chooseProxy(server, str(cluster.value["proxy-url"]), cluster.name, env);
   return {
     server: server.replace(/\/+$/, ""),
+    ...(proxy !== undefined ? { proxy } : {}),
     tls: {
       ...(ca !== undefined ? { ca } : {}),
       ...(cert !== undefined ? { cert } : {}),
@@ -213,11 +227,15 @@ function fromFiles(files: string[], now: () => number): ApiEndpoint | Fallback {
   };
 }
 
-function inCluster(env: Record<string, string | undefined>, dir: string, now: () => number): ApiEndpoint {
+function inCluster(env: Env, dir: string, now: () => number): ApiEndpoint {
   const host = env.KUBERNETES_SERVICE_HOST ?? "";
   const port = env.KUBERNETES_SERVICE_PORT ?? "443";
+  const server = `https://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  // client-go's in-cluster config keeps the environment's proxy (NO_PROXY usually names the service network).
+  const proxy = chooseProxy(server, undefined, "in-cluster", env);
   return {
-    server: `https://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    server,
+    ...(proxy !== undefined ? { proxy } : {}),
     tls: { ca: readFileSync(join(dir, "ca.crt")), rejectUnauthorized: true },
     authenticate: tokenFromFile(join(dir, "token"), now),
     source: "in-cluster",
@@ -239,7 +257,7 @@ export function readKubeConfig(path?: string, sources: KubeConfigSources = {}): 
   const now = sources.now ?? Date.now;
   const serviceAccount = sources.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
   const files = (path ?? env.KUBECONFIG ?? "").split(delimiter).filter((f) => f !== "");
-  if (files.length > 0) return fromFiles(files, now);
+  if (files.length > 0) return fromFiles(files, now, env);
   if (env.KUBERNETES_SERVICE_HOST !== undefined && exists(join(serviceAccount, "token"))) {
     return inCluster(env, serviceAccount, now);
   }
@@ -247,7 +265,7 @@ export function readKubeConfig(path?: string, sources: KubeConfigSources = {}): 
   if (!exists(home)) {
     throw new Error(`no kubeconfig: no --kubeconfig, $KUBECONFIG unset, not in a cluster, and ${home} is missing`);
   }
-  return fromFiles([home], now);
+  return fromFiles([home], now, env);
 }
 
 /** Whether {@link readKubeConfig} handed the kubeconfig to client-node. */
@@ -255,12 +273,18 @@ export function isFallback(read: ApiEndpoint | Fallback): read is Fallback {
   return "reason" in read;
 }
 
+/** Whether two optional PEM buffers hold the same bytes. */
+function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.equals(b);
+}
+
 /**
  * The endpoint of a kubeconfig read by client-node's `KubeConfig` (imported here, and only here): its
  * `applyToHTTPSOptions` runs for every request, so exec plugins and auth providers refresh their
- * credentials as client-node does.
+ * credentials as client-node does. A client certificate they hand out follows them: when the certificate or
+ * key differs from the last one, `tls` becomes a new object with the new pair.
  */
-export async function clientNodeEndpoint(fallback: Fallback): Promise<ApiEndpoint> {
+export async function clientNodeEndpoint(fallback: Fallback, env: Env = process.env): Promise<ApiEndpoint> {
   const { KubeConfig } = await import("@kubernetes/client-node");
   const [first, ...rest] = fallback.files;
   const kc = new KubeConfig();
@@ -272,27 +296,38 @@ export async function clientNodeEndpoint(fallback: Fallback): Promise<ApiEndpoin
   }
   const cluster = kc.getCurrentCluster();
   if (cluster === null) throw new Error(`kubeconfig: current context "${kc.getCurrentContext()}" names no cluster`);
-  if (cluster.proxyUrl !== undefined)
-    throw new Error(`kubeconfig: cluster "${cluster.name}": proxy-url is not supported`);
-  const options: { headers?: Record<string, unknown>; ca?: unknown; cert?: unknown; key?: unknown } = {};
+  const proxy = chooseProxy(cluster.server, cluster.proxyUrl, cluster.name, env);
+  type Options = { headers?: Record<string, unknown>; auth?: string; ca?: unknown; cert?: unknown; key?: unknown };
+  const options: Options = {};
   await kc.applyToHTTPSOptions(options);
   const buffer = (value: unknown): Buffer | undefined =>
     typeof value === "string" || Buffer.isBuffer(value) ? Buffer.from(value) : undefined;
   const ca = buffer(options.ca);
-  const cert = buffer(options.cert);
-  const key = buffer(options.key);
-  return {
-    server: cluster.server.replace(/\/+$/, ""),
-    tls: {
+  const withCredential = (base: TlsSettings, cert: Buffer | undefined, key: Buffer | undefined): TlsSettings => {
+    const { cert: _cert, key: _key, ...rest } = base;
+    return { ...rest, ...(cert !== undefined ? { cert } : {}), ...(key !== undefined ? { key } : {}) };
+  };
+  let tls = withCredential(
+    {
       ...(ca !== undefined ? { ca } : {}),
-      ...(cert !== undefined ? { cert } : {}),
-      ...(key !== undefined ? { key } : {}),
       rejectUnauthorized: cluster.skipTLSVerify !== true,
       ...(cluster.tlsServerName !== undefined ? { servername: cluster.tlsServerName } : {}),
     },
+    buffer(options.cert),
+    buffer(options.key),
+  );
+  return {
+    server: cluster.server.replace(/\/+$/, ""),
+    ...(proxy !== undefined ? { proxy } : {}),
+    get tls() {
+      return tls;
+    },
     async authenticate() {
-      const opts: { headers?: Record<string, unknown>; auth?: string } = { headers: {} };
+      const opts: Options = { headers: {} };
       await kc.applyToHTTPSOptions(opts);
+      const cert = buffer(opts.cert);
+      const key = buffer(opts.key);
+      if (!sameBytes(cert, tls.cert) || !sameBytes(key, tls.key)) tls = withCredential(tls, cert, key);
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === "string") headers[k.toLowerCase()] = v;
       if (opts.auth !== undefined) headers.authorization = `Basic ${Buffer.from(opts.auth).toString("base64")}`;

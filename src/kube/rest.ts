@@ -1,9 +1,10 @@
 /**
  * The controller's client for the API server: the few typed calls it makes (get, list, watch, create,
  * replace, merge patch, server-side apply, delete) as plain REST over node:http(s), every request and every
- * watch on one keep-alive connection pool (ADR 0017).
+ * watch on one keep-alive connection pool (ADR 0017), through the proxy kubectl would use (src/kube/proxy.ts).
  */
 import type { Agent as HttpAgent, IncomingMessage } from "node:http";
+import type { SecureContext } from "node:tls";
 import { pipeline, type Readable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
@@ -17,13 +18,16 @@ import {
   readKubeConfig,
   type ApiEndpoint,
   type KubeConfigSources,
+  type TlsSettings,
 } from "./kubeconfig.js";
+import { proxyAgent, proxyForLog, type PoolOptions } from "./proxy.js";
 import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS } from "./watch-stream.js";
 
 // Taken as CommonJS objects, not imported: an ES `import` of node:http reads every export of it, and its lazy
 // `WebSocket` export loads Node's bundled undici (about 12 MiB of RSS the controller never uses, ADR 0017).
 const nodeHttp = process.getBuiltinModule("node:http");
 const nodeHttps = process.getBuiltinModule("node:https");
+const nodeTls = process.getBuiltinModule("node:tls");
 const { STATUS_CODES } = nodeHttp;
 
 /** Names a collection (no `name`) or one object of a resource, and optionally a subresource of it. */
@@ -107,19 +111,88 @@ export interface KubeRestOptions {
   watchInactivityTimeoutMs?: number;
   /** Told of every request sent, watches included (the controller counts them as a metric). */
   onRequest?: (verb: RequestVerb) => void;
+  /** Told once, when the first connection is made, how the API server is reached (proxy, CA roots). */
+  log?: { info(fields: Record<string, unknown>, message: string): void };
 }
+
+/** Where the roots that verify the API server's certificate come from (see {@link serverRoots}). */
+export type RootsSource = "kubeconfig" | "system" | "none: insecure-skip-tls-verify";
+
+type CertificateStore = (type: "system" | "extra") => string[];
+const nodeStore: CertificateStore = (type) => nodeTls.getCACertificates(type);
+
+/**
+ * The system's CA certificates (Go reads them from the same places OpenSSL does, SSL_CERT_FILE and SSL_CERT_DIR
+ * included) and Node's NODE_EXTRA_CA_CERTS; never Node's own bundle of Mozilla roots, which kubectl would not
+ * trust. An empty store is an error (Go's "failed to load system roots") that says how to fix it.
+ */
+export function systemRoots(verifying: string, certificates: CertificateStore = nodeStore, orElse = ""): string[] {
+  const ca = [...certificates("system"), ...certificates("extra")];
+  if (ca.length === 0) {
+    throw new Error(
+      `no CA certificates to verify ${verifying} with: the system's store is empty (read from SSL_CERT_FILE ` +
+        `or OpenSSL's default file, and SSL_CERT_DIR or its default folder) and NODE_EXTRA_CA_CERTS names ` +
+        `none. Install the system's CA certificates (e.g. the ca-certificates package), point SSL_CERT_FILE ` +
+        `at a PEM bundle${orElse}`,
+    );
+  }
+  return ca;
+}
+
+/**
+ * The CA certificates that verify the API server, as kubectl chooses them: the kubeconfig's CA when it names
+ * one; else, unless it skips verification, the {@link systemRoots}.
+ */
+export function serverRoots(
+  tls: TlsSettings,
+  server: string,
+  certificates: CertificateStore = nodeStore,
+): { ca?: Buffer | string[]; source: RootsSource } {
+  if (tls.ca !== undefined) return { ca: tls.ca, source: "kubeconfig" };
+  if (!tls.rejectUnauthorized) return { source: "none: insecure-skip-tls-verify" };
+  const orElse = ", or set certificate-authority(-data) for the cluster in the kubeconfig";
+  return { ca: systemRoots(server, certificates, orElse), source: "system" };
+}
+
+/** How requests reach the API server: the connection pool and each request's TLS options. */
+interface Transport {
+  agent: HttpAgent;
+  /** TLS to the API server, given with each request, so that it applies inside a proxy's tunnel too. */
+  tls: { secureContext: SecureContext; rejectUnauthorized: boolean; servername?: string } | Record<string, never>;
+}
+
+const POOL: PoolOptions = { keepAlive: true, scheduling: "lifo" };
+
+/**
+ * Lets `agent`'s requests in flight (watches too) finish on their connections but keeps none of them: idle
+ * ones are closed now, busy ones once they are free.
+ */
+function retire(agent: HttpAgent): void {
+  agent.maxFreeSockets = 0;
+  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+}
+
+const busy = (agent: HttpAgent): boolean =>
+  Object.keys(agent.sockets).length > 0 || Object.keys(agent.requests).length > 0;
 
 /**
  * REST calls to one API server as one user. Requests and watches share one keep-alive connection pool
  * (an HTTP/1.1 agent: a watch holds a connection while it is open, a request takes any idle one);
- * {@link close} ends it, and a request after `close` opens a new pool.
+ * {@link close} ends it, and a request after `close` opens a new pool. When the user's client certificate
+ * changes (an exec plugin's, see clientNodeEndpoint), new requests go to a new pool with it; the old pool's
+ * requests and watches finish on their connections, which are then closed.
  */
 export class KubeRest implements Watcher {
   readonly #endpoint: Promise<ApiEndpoint>;
   readonly #requestTimeoutMs: number;
   readonly #watchInactivityTimeoutMs: number;
   readonly #onRequest: ((verb: RequestVerb) => void) | undefined;
-  #agent: HttpAgent | undefined;
+  readonly #log: KubeRestOptions["log"];
+  #logged = false;
+  /** The pool for the endpoint's TLS settings `from` (once built). */
+  #transport: { from: TlsSettings; ready: Promise<Transport> } | undefined;
+  /** Pools of earlier client certificates whose connections are still open. */
+  readonly #retired = new Set<HttpAgent>();
 
   constructor(endpoint: ApiEndpoint | Promise<ApiEndpoint>, options: KubeRestOptions = {}) {
     this.#endpoint = Promise.resolve(endpoint);
@@ -128,6 +201,7 @@ export class KubeRest implements Watcher {
     this.#requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
     this.#watchInactivityTimeoutMs = options.watchInactivityTimeoutMs ?? WATCH_INACTIVITY_TIMEOUT_MS;
     this.#onRequest = options.onRequest;
+    this.#log = options.log;
   }
 
   /**
@@ -136,7 +210,7 @@ export class KubeRest implements Watcher {
    */
   static connect(path?: string, sources?: KubeConfigSources, options?: KubeRestOptions): KubeRest {
     const read = readKubeConfig(path, sources);
-    return new KubeRest(isFallback(read) ? clientNodeEndpoint(read) : read, options);
+    return new KubeRest(isFallback(read) ? clientNodeEndpoint(read, sources?.env) : read, options);
   }
 
   /** The endpoint's server URL. */
@@ -281,10 +355,12 @@ export class KubeRest implements Watcher {
   }
 
   /** Ends every connection; later requests open new ones. */
-  close(): Promise<void> {
-    this.#agent?.destroy();
-    this.#agent = undefined;
-    return Promise.resolve();
+  async close(): Promise<void> {
+    const current = this.#transport;
+    this.#transport = undefined;
+    for (const agent of this.#retired) agent.destroy();
+    this.#retired.clear();
+    if (current !== undefined) (await current.ready.catch(() => undefined))?.agent.destroy();
   }
 
   async #send(
@@ -299,13 +375,13 @@ export class KubeRest implements Watcher {
     const auth = await endpoint.authenticate();
     const url = new URL(endpoint.server + target);
     const https = url.protocol === "https:";
-    const agent = (this.#agent ??= this.#newAgent(endpoint, https));
+    const { agent, tls } = await this.#transportFor(endpoint);
     const send = https ? nodeHttps.request : nodeHttp.request;
     this.#onRequest?.(
       method === "GET" && /[?&]watch=true(&|$)/.test(target) ? "watch" : (method.toLowerCase() as RequestVerb),
     );
     return await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = send(url, { method, headers: { ...headers, ...auth }, agent, ...(signal ? { signal } : {}) });
+      const req = send(url, { method, headers: { ...headers, ...auth }, agent, ...tls, ...(signal ? { signal } : {}) });
       req.on("response", resolve);
       req.on("error", reject);
       if (timeoutMs > 0) {
@@ -319,11 +395,62 @@ export class KubeRest implements Watcher {
     });
   }
 
-  #newAgent(endpoint: ApiEndpoint, https: boolean): HttpAgent {
+  /** The pool for the endpoint's current TLS settings: the one in use, or a new one that retires it. */
+  #transportFor(endpoint: ApiEndpoint): Promise<Transport> {
+    const current = this.#transport;
+    if (current?.from === endpoint.tls) return current.ready;
+    const ready = this.#newTransport(endpoint);
+    this.#transport = { from: endpoint.tls, ready };
+    if (current !== undefined) {
+      void current.ready.then(
+        ({ agent }) => {
+          retire(agent);
+          for (const old of this.#retired) if (!busy(old)) this.#retired.delete(old);
+          if (busy(agent)) this.#retired.add(agent);
+        },
+        () => undefined,
+      );
+    }
+    return ready;
+  }
+
+  async #newTransport(endpoint: ApiEndpoint): Promise<Transport> {
+    const https = endpoint.server.startsWith("https:");
+    const roots = https ? serverRoots(endpoint.tls, endpoint.server) : undefined;
+    const { cert, key, rejectUnauthorized, servername } = endpoint.tls;
+    // One secure context per pool: its roots and client certificate are parsed once, not for each connection.
+    const tls: Transport["tls"] = https
+      ? {
+          secureContext: nodeTls.createSecureContext({
+            ...(roots?.ca !== undefined ? { ca: roots.ca } : {}),
+            ...(cert !== undefined ? { cert } : {}),
+            ...(key !== undefined ? { key } : {}),
+          }),
+          rejectUnauthorized,
+          ...(servername !== undefined ? { servername } : {}),
+        }
+      : {};
+    const { proxy } = endpoint;
     // LIFO: the most recently used idle connection is reused, so the others can time out at rest.
-    return https
-      ? new nodeHttps.Agent({ keepAlive: true, scheduling: "lifo", ...endpoint.tls })
-      : new nodeHttp.Agent({ keepAlive: true, scheduling: "lifo" });
+    const agent =
+      proxy === undefined
+        ? https
+          ? new nodeHttps.Agent(POOL)
+          : new nodeHttp.Agent(POOL)
+        : await proxyAgent(proxy, https, POOL, () => systemRoots(`the proxy ${proxyForLog(proxy)}`));
+    if (!this.#logged) {
+      this.#logged = true;
+      this.#log?.info(
+        {
+          server: endpoint.server,
+          proxy: proxy === undefined ? "none" : proxyForLog(proxy),
+          ...(proxy !== undefined ? { proxyFrom: proxy.from } : {}),
+          ...(roots !== undefined ? { caRoots: roots.source } : {}),
+        },
+        "connecting to the API server",
+      );
+    }
+    return { agent, tls };
   }
 }
 
