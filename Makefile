@@ -75,6 +75,14 @@ helm: ## Build the pinned helm from its Go module into the cache (also part of `
 	e2e/toolchain/build-control-plane.sh helm
 	@echo "$(HELM)"
 
+ISTIOCTL_VERSION := $(shell sed -n 's/^ISTIOCTL_VERSION=//p' e2e/toolchain/versions.env)
+ISTIOCTL := $(CACHE)/istioctl-v$(ISTIOCTL_VERSION)/istioctl
+
+.PHONY: istioctl
+istioctl: ## Build the pinned istioctl from its Go module into the cache (`make test-e2e` checks the Istio objects with it)
+	e2e/toolchain/build-control-plane.sh istioctl
+	@echo "$(ISTIOCTL)"
+
 ##@ Tests
 
 .PHONY: test
@@ -90,7 +98,7 @@ test-integration: build ## Integration tests against a local kube-apiserver (pro
 	npm run --silent test:integration
 
 .PHONY: test-e2e
-test-e2e: build ## End-to-end tests against a local cluster with kwok nodes (profile cluster)
+test-e2e: build istioctl ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze
 	npm run --silent test:e2e
 
 .PHONY: test-docs

@@ -9,6 +9,8 @@
  *   to 0 and v2 is promoted; v3 is caught, rolled back and recorded in status.failedImages; the Events tell it;
  * - Prometheus saw requests on the secondary workload only while the route gave it weight, in proportion
  *   to that weight;
+ * - Istio's analyzers (`istioctl analyze`) find no error in the namespace the story ends with, and no warning
+ *   that is not explained here;
  * - deleting the CanaryApp removes its children (garbage collection through owner references).
  *
  * Runs under `make test-e2e` (KUBECONFIG set by e2e/cluster/with-cluster).
@@ -28,6 +30,7 @@ import { childNames } from "../src/api/meta.js";
 import { pinImage } from "../src/rollout/image-ref.js";
 import { fakeDigest } from "./cluster/fake-nodes.js";
 import { findRepoRoot } from "./cluster/toolchain.js";
+import { assertAnalyzeClean, istioAnalyze, printAnalyzeReport } from "./istioctl.js";
 import { waitFor } from "./cluster/wait.js";
 import {
   notTerminating,
@@ -62,6 +65,8 @@ const namespace = `story-${randomBytes(3).toString("hex")}`;
 /** More than the demo's 20/s, so that a few seconds at one weight hold enough requests to measure a share. */
 const RPS = 50;
 const KUSTOMIZE_APPLY = "kubectl kustomize config/default | kubectl apply --server-side -f -";
+/** The warnings `istioctl analyze` gives on the story's namespace, and why each is expected on this cluster. */
+const ANALYZE_EXPLAINED: Record<string, string> = {};
 
 /** The objects config/default makes, as its kustomize output lists them. */
 async function kustomizeObjects(): Promise<{ kind: string; metadata: { name: string; namespace?: string } }[]> {
@@ -392,6 +397,15 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
       assert.ok(onService >= RPS, `requests over ${seconds}s at weight ${w.secondary}: ${onService}`);
       assert.ok(Math.abs(share - w.secondary) <= 15, `share ${share.toFixed(1)}% at weight ${w.secondary}%`);
     }
+  });
+
+  // Before the deletion below: Istio's analyzers judge the objects the story ended with (v2 on the primary, v3
+  // rolled back, no secondary), on the API server, as istiod would find them.
+  test("istioctl analyze on the story's namespace at its end: no errors, every warning explained", async () => {
+    assert.ok(story);
+    const report = await istioAnalyze(kubeconfig, namespace);
+    printAnalyzeReport(report, ANALYZE_EXPLAINED);
+    assertAnalyzeClean(report, ANALYZE_EXPLAINED);
   });
 
   test("deleting the CanaryApp removes its Deployments, Service, DestinationRule and VirtualService", async () => {

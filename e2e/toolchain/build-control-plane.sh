@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok and helm from Go modules
 # into a per-version cache folder, and fetches Istio's CRDs from the istio.io/api module.
-# `flagger` (the peer `make bench-peers` compares with) is built only when asked: not part of `all`.
+# `flagger` (the peer `make bench-peers` compares with) and `istioctl` (which `make test-e2e` checks the controller's
+# Istio objects with) are built only when asked: not part of `all`.
 # Idempotent: a version already built is not built again (a no-op run takes milliseconds).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -101,6 +102,24 @@ build_flagger() {
   rm -rf "$out"; mv "$out.tmp" "$out"
 }
 
+# istioctl, whose `validate` and `analyze` check the VirtualServices and DestinationRules the controller writes with
+# Istio's own code. istio.io/istio publishes no tagged module versions, so the pin is a pseudo-version (a commit);
+# -X stamps what Istio's own dev builds print: the module's VERSION with -dev, and that commit.
+# istio.io/istio needs a newer Go than the control plane: go reports the version it requires if this one is older.
+build_istioctl() {
+  local out=$cache/istioctl-v$ISTIOCTL_VERSION
+  [ -x "$out/istioctl" ] && return
+  log "building istioctl v$ISTIOCTL_VERSION (first time only; 6–13 minutes)"
+  local mod=istio.io/istio@v$ISTIOCTL_VERSION
+  local dir; dir=$(go mod download -json "$mod" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  local pkg=istio.io/istio/pkg/version release; release=$(cat "$dir/VERSION")
+  local ld="-s -w -X $pkg.buildVersion=$release-dev -X $pkg.buildGitRevision=${ISTIOCTL_VERSION##*-}"
+  ld+=" -X $pkg.buildStatus=Clean -X $pkg.buildOS=$(go env GOOS) -X $pkg.buildArch=$(go env GOARCH)"
+  mkdir -p "$out.tmp"
+  GOBIN="$out.tmp" go install -trimpath -ldflags "$ld" "istio.io/istio/istioctl/cmd/istioctl@v$ISTIOCTL_VERSION"
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
 fetch_istio_crds() {
   local out=$cache/istio-api-v$ISTIO_API_VERSION
   [ -s "$out/crds.yaml" ] && return
@@ -119,6 +138,7 @@ case "$what" in
   istio) fetch_istio_crds ;;
   helm) build_helm ;;
   flagger) build_flagger ;;
+  istioctl) build_istioctl ;;
   all) fetch_istio_crds; build_etcd; build_kwok; build_kubernetes; build_helm ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|helm|flagger]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|helm|flagger|istioctl]" >&2; exit 2 ;;
 esac

@@ -48,6 +48,8 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   { command: /^kubectl annotate secret NAME canaryapp\.io\/allowed-urls=\S+$/, by: "here" },
   // .ci/run runs `make test`, whose prerequisites are these targets (checked below).
   { command: /^make (test|build|lint|test-unit|test-integration|test-e2e|test-docs)$/, by: ".ci/run (make test)" },
+  // make test-e2e builds istioctl first: the e2e tests run it (e2e/istio-validate.test.ts, e2e/istioctl.ts).
+  { command: /^make istioctl$/, by: "Makefile", contains: ["test-e2e: build istioctl "] },
   {
     command: /^kubectl -n shop annotate service web canaryapp\.io\/adopt=web$/,
     by: "test/integration/adoption.test.ts",
