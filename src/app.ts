@@ -314,6 +314,10 @@ export function startController({
   }
   controller.watch(caches.secondaryPods, owned(keyFromLabel(LABELS.app)));
   controller.watch(caches.statefulSetPods, owned(keyFromLabel(LABELS.app)));
+  // A stranded pod the reconciler deleted is not planned again before the cache shows its deletion.
+  const podSeen = (obj: ObjectWithMeta): void => reconciler.childSeen("Pod", obj);
+  caches.statefulSetPods.onUpdate(podSeen);
+  caches.statefulSetPods.onDelete(podSeen);
   /** Judges an app again: queued here, or, sharded, offered to the share's work (held or remembered). */
   function requeue(key: string): void {
     if (work === undefined) controller.queue.add(key);

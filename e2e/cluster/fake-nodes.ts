@@ -66,11 +66,24 @@ export async function createFakeNodes(client: AdminClient, count: number, wait: 
 }
 
 /**
- * kwok's pod stages (its v0.7 defaults: ready, complete for Jobs, delete), with one addition: every
- * container reports an `imageID` as a kubelet does, so the controller can read the digest a pod ran.
+ * A pod annotated `e2e.canaryapp.io/never-ready: "true"` becomes Running with its containers started but
+ * never Ready, as a pod whose readiness probe never passes (POD_STAGES, `pod-never-ready`). Set through a
+ * CanaryApp's `spec.pod.annotations`, it makes a revision that never becomes Ready.
+ */
+export const NEVER_READY_ANNOTATION = "e2e.canaryapp.io/never-ready";
+
+/** kwok's selector key (a jq query on the object) for the never-ready annotation. */
+const NEVER_READY_KEY = `'.metadata.annotations["${NEVER_READY_ANNOTATION}"]'`;
+
+/**
+ * kwok's pod stages (its v0.7 defaults: ready, complete for Jobs, delete), with two additions: every
+ * container reports an `imageID` as a kubelet does, so the controller can read the digest a pod ran; and
+ * `pod-never-ready` takes the pods annotated NEVER_READY_ANNOTATION `"true"`, which `pod-ready` leaves to it.
  * The digest is derived from the image string (sprig's sha256sum), so it is deterministic: a tag always
  * "resolves" to the same build, and an image pinned to a digest reports that digest.
- * kwok uses its built-in pod stages only when no Pod stage is configured, so all three are given here.
+ * kwok uses its built-in pod stages only when no Pod stage is configured, so all of them are given here.
+ * A selector key is a jq query on the object: an annotation whose name has dots and a slash is
+ * `.metadata.annotations["<name>"]`, null on a pod without it (which `NotIn` matches and `In` does not).
  */
 export const POD_STAGES = `apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -86,6 +99,9 @@ spec:
         operator: "DoesNotExist"
       - key: ".status.podIP"
         operator: "DoesNotExist"
+      - key: ${NEVER_READY_KEY}
+        operator: "NotIn"
+        values: ["true"]
   next:
     statusTemplate: |
       {{ $now := Now }}
@@ -110,6 +126,68 @@ spec:
         imageID: {{ if contains "@sha256:" .image }}{{ printf "docker-pullable://%s" .image | Quote }}{{ else }}{{ printf "docker-pullable://%s@sha256:%s" .image (sha256sum .image) | Quote }}{{ end }}
         name: {{ .name | Quote }}
         ready: true
+        restartCount: 0
+        state:
+          running:
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      initContainerStatuses:
+      {{ range .spec.initContainers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        state:
+          terminated:
+            exitCode: 0
+            finishedAt: {{ $now | Quote }}
+            reason: Completed
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+      podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-never-ready
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+      - key: ".metadata.deletionTimestamp"
+        operator: "DoesNotExist"
+      - key: ".status.podIP"
+        operator: "DoesNotExist"
+      - key: ${NEVER_READY_KEY}
+        operator: "In"
+        values: ["true"]
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Initialized
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        reason: ContainersNotReady
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        reason: ContainersNotReady
+        type: ContainersReady
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        imageID: {{ if contains "@sha256:" .image }}{{ printf "docker-pullable://%s" .image | Quote }}{{ else }}{{ printf "docker-pullable://%s@sha256:%s" .image (sha256sum .image) | Quote }}{{ end }}
+        name: {{ .name | Quote }}
+        ready: false
+        started: true
         restartCount: 0
         state:
           running:

@@ -123,10 +123,17 @@ export class CanaryReconciler {
     const refused = this.deps.vetPrometheus?.(app);
     const specRefused = nameClash(app, this.appNamed(app)) ?? this.deps.vetRoute?.(app);
     const ports = appPorts(app, this.deps);
+    const observed = observe(app, this.deps.caches, ports.router, ports.workload);
     const planning = startPlan({
       app,
       observed: {
-        ...observe(app, this.deps.caches, ports.router, ports.workload),
+        ...observed,
+        // A pod this process deleted, whose deletion the cache has not shown yet, is not stranded any more.
+        ...(observed.strandedPods !== undefined && {
+          strandedPods: observed.strandedPods.filter(
+            (pod) => !this.#ahead.deletedUnseen({ kind: "Pod", namespace: app.metadata.namespace, name: pod.name }),
+          ),
+        }),
         ...(refused && { analysisRefused: refused }),
         ...(specRefused && { specRefused }),
       },
@@ -424,6 +431,7 @@ export class CanaryReconciler {
     // After the workload's apply: its controller has the template to make these pods again from.
     for (const pod of result.deletePods ?? []) {
       const deleted = await this.deps.writer.deletePod(appRef(app).namespace, pod.name, pod.resourceVersion);
+      this.#ahead.deleted({ kind: "Pod", namespace: appRef(app).namespace, name: pod.name });
       log.info({ pod: pod.name, revision: pod.revision, deleted }, "deleted stranded pod");
     }
     return createdPrimary;

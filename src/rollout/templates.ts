@@ -73,7 +73,9 @@ const SECONDARY = trackSelector("secondary");
 /** Built-in Istio standard metrics, measured where the secondary's sidecar receives requests. */
 export const BUILTIN_QUERIES = {
   /** Percentage of requests to the secondary that did not answer 5xx. */
-  "request-success-rate": `sum(rate(istio_requests_total{${SECONDARY},response_code!~"5.*"}[{{interval}}])) / sum(rate(istio_requests_total{${SECONDARY}}[{{interval}}])) * 100`,
+  // No series without a 5xx when every request failed: that is 0 %, not "no data" (the denominator still
+  // has none when there were no requests at all).
+  "request-success-rate": `(sum(rate(istio_requests_total{${SECONDARY},response_code!~"5.*"}[{{interval}}])) or on() vector(0)) / sum(rate(istio_requests_total{${SECONDARY}}[{{interval}}])) * 100`,
   /** 99th percentile of the secondary's request duration, in milliseconds. */
   "request-duration": `histogram_quantile(0.99, sum(rate(istio_request_duration_milliseconds_bucket{${SECONDARY}}[{{interval}}])) by (le))`,
 } as const;
