@@ -74,8 +74,8 @@ export class FakeLeases implements ShardLeaseClient {
     this.leases.delete(name);
   }
 
-  holderOf(share: number, group = "group"): string | undefined {
-    return recordFromSpec(this.leases.get(shareLeaseName(group, share))?.spec).holderIdentity;
+  holderOf(share: number, shares: number, group = "group"): string | undefined {
+    return recordFromSpec(this.leases.get(shareLeaseName(group, share, shares))?.spec).holderIdentity;
   }
 
   members(): number {

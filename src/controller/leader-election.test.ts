@@ -94,7 +94,7 @@ function candidate(
   identity: string,
   leases: FakeLeases,
   clock: Clock,
-  opts: { slowStop?: boolean; release?: boolean } = {},
+  opts: { slowStop?: boolean; release?: boolean; gate?: (phase: "acquire" | "confirm") => Promise<boolean> } = {},
 ): Candidate {
   const state = {
     events: [] as string[],
@@ -110,6 +110,7 @@ function candidate(
     clock,
     random: () => 0,
     releaseOnShutdown: opts.release,
+    ...(opts.gate !== undefined ? { gate: opts.gate } : {}),
     log: pino({ level: "silent" }),
     onStartedLeading: (signal) => {
       state.leadingSignal = signal;
@@ -137,6 +138,41 @@ function candidate(
 }
 
 describe("LeaderElector", () => {
+  test("the sharding epoch's gate: told no before taking the lease, it does not; told no once taken, it hands it back", async () => {
+    const clock = new FakeClock();
+    const leases = new FakeLeases();
+    const asked: string[] = [];
+    let answer = { acquire: false, confirm: false };
+    const a = candidate("a", leases, clock, {
+      gate: (phase) => {
+        asked.push(phase);
+        return Promise.resolve(answer[phase]);
+      },
+    });
+    await flush();
+    assert.deepEqual(asked, ["acquire"]);
+    assert.equal(leases.holder(), undefined, "not taken");
+    answer = { acquire: true, confirm: false };
+    await clock.advance(2_000);
+    await flush();
+    assert.deepEqual(asked, ["acquire", "acquire", "confirm"]);
+    assert.equal(leases.holder(), undefined, "taken, then handed back");
+    assert.equal(leases.writes, 2);
+    assert.equal(a.elector.isLeader(), false);
+    answer = { acquire: true, confirm: true };
+    await clock.advance(2_000);
+    await flush();
+    assert.equal(a.elector.isLeader(), true);
+    assert.deepEqual(a.events, ["started"]);
+    // Leading, the gate is not asked again: the lease held keeps the epoch at 1 share.
+    const count = asked.length;
+    await clock.advance(10_000);
+    await flush();
+    assert.equal(asked.length, count);
+    a.abort.abort();
+    await a.result;
+  });
+
   test("creates a missing lease and leads", async () => {
     const clock = new FakeClock();
     const leases = new FakeLeases();

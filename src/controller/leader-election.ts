@@ -111,6 +111,12 @@ export interface LeaderElectionOptions {
   onStoppedLeading: (reason: StopReason) => void | Promise<void>;
   /** Called when another replica is seen holding the lease. */
   onNewLeader?: (identity: string) => void;
+  /**
+   * The sharding epoch (ADR 0024; `EpochGate.mayLead`): asked "acquire" before each try to take the lease, and
+   * "confirm" once taken, before leading (a read made after the write). False: do not take it, or hand it
+   * back. Never throws.
+   */
+  gate?: (phase: "acquire" | "confirm") => Promise<boolean>;
 }
 
 /** client-go's JitterFactor for the acquire loop: retries are spread over retryPeriod · [1, 2.2). */
@@ -173,7 +179,7 @@ export class LeaderElector {
   async run(signal: AbortSignal): Promise<StopReason> {
     this.log.info("campaigning for leadership");
     while (!signal.aborted) {
-      const attempt = this.attempt();
+      const attempt = this.campaign();
       // A hanging API call must not delay shutdown while campaigning...
       if ((await abortable(attempt, signal)) === true) break;
       // ...but if it wins the lease after all, hand it straight back.
@@ -277,6 +283,21 @@ export class LeaderElector {
     const result = await Promise.race([this.attempt(), timedOut]);
     timeout.abort();
     return result;
+  }
+
+  /**
+   * One try to take the lease while campaigning, within the sharding epoch when there is a gate: it may take
+   * it, and once taken it may lead (else the lease is handed straight back).
+   */
+  private async campaign(): Promise<boolean> {
+    const gate = this.options.gate;
+    if (gate === undefined) return await this.attempt();
+    if (!(await gate("acquire"))) return false;
+    if (!(await this.attempt())) return false;
+    if (await gate("confirm")) return true;
+    this.log.info("took the lease, but the sharding epoch is not 1 share: handing it back");
+    await this.release();
+    return false;
   }
 
   /** One try to acquire or renew. False when someone else holds the lease or won a race; errors are logged. */

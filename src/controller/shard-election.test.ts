@@ -7,6 +7,7 @@ import { Fence, NotOwnedError } from "./fence.js";
 import { FakeLeases } from "./fake-leases.js";
 import { recordFromSpec } from "./lease.js";
 import { ShardElector, shareLeaseName } from "./shard-election.js";
+import { shareOf } from "./shards.js";
 
 const SHARES = 12;
 const log = pino({ level: "silent" });
@@ -28,14 +29,14 @@ function world() {
   const lost = new Map<string, number[]>();
   const resumed = new Map<string, number[]>();
   const replicas = new Map<string, ShardElector>();
-  const add = (identity: string, offsetMs = 0): ShardElector => {
+  const add = (identity: string, offsetMs = 0, shares = SHARES): ShardElector => {
     gained.set(identity, []);
     lost.set(identity, []);
     resumed.set(identity, []);
     const elector = new ShardElector({
       namespace: "ns",
       name: "group",
-      shares: SHARES,
+      shares,
       identity,
       client: {
         list: (...a) => leases.list(...a),
@@ -86,7 +87,7 @@ describe("ShardElector", () => {
       `all shares held: ${owners.join(",")}`,
     );
     for (const id of ["a", "b", "c"]) assert.equal(owners.filter((o) => o === id).length, 4, id);
-    for (let share = 0; share < SHARES; share++) assert.equal(w.leases.holderOf(share), owners[share]);
+    for (let share = 0; share < SHARES; share++) assert.equal(w.leases.holderOf(share, SHARES), owners[share]);
     // At rest: Leases are written only when their renewal is due (every 6 s), not every round.
     const writes = w.leases.writes;
     await w.rounds(30); // 60 s
@@ -261,7 +262,9 @@ describe("ShardElector", () => {
         const offset = OFFSETS[dead as keyof typeof OFFSETS];
         const lastWrite = new Map(
           theirs.map((share) => {
-            const renewed = recordFromSpec(w.leases.leases.get(shareLeaseName("group", share))?.spec).renewTimeMs;
+            const renewed = recordFromSpec(
+              w.leases.leases.get(shareLeaseName("group", share, SHARES))?.spec,
+            ).renewTimeMs;
             return [share, (renewed ?? 0) - offset];
           }),
         );
@@ -376,6 +379,141 @@ describe("ShardElector", () => {
     assert.equal(w.leases.members(), 2, "c created its membership Lease again");
     assert.deepEqual(w.lost.get("c"), [], "and gave nothing up");
     assert.ok(c.heldShares().length > 0);
+  });
+});
+
+describe("ShardElector across share counts (the sharding epoch)", () => {
+  const APPS = Array.from({ length: 60 }, (_, i) => `ns/app-${i}`);
+  const COUNTS = new Map<string, number>();
+
+  /** The replicas whose fence would let a write for each app through now; asserts never two for one app. */
+  function actors(replicas: Map<string, ShardElector>): Map<string, string | undefined> {
+    const out = new Map<string, string | undefined>();
+    for (const app of APPS) {
+      const acting = [...replicas]
+        .filter(([id, e]) => e.term(shareOf(app, COUNTS.get(id) ?? SHARES)) !== undefined)
+        .map(([id]) => id);
+      assert.ok(acting.length <= 1, `${app} fenced in by ${acting.join(" and ")}`);
+      out.set(app, acting[0]);
+    }
+    return out;
+  }
+
+  async function handover(graceful: boolean) {
+    const w = world();
+    const add = (id: string, shares: number) => {
+      COUNTS.set(id, shares);
+      return w.add(id, 0, shares);
+    };
+    add("old-a", 4);
+    add("old-b", 4);
+    await w.rounds(3);
+    assert.ok(
+      [...actors(w.replicas).values()].every((o) => o === "old-a" || o === "old-b"),
+      "4 shares held",
+    );
+    // The new replicas join (a rolling update's surge): members, not acting, while the old ones act on.
+    const newA = add("new-a", 8);
+    const newB = add("new-b", 8);
+    const stopped = new Set<string>();
+    for (let i = 0; i < 10; i++) {
+      await w.rounds(1, 2_000, stopped);
+      const who = actors(w.replicas);
+      assert.ok(
+        [...who.values()].every((o) => o === "old-a" || o === "old-b"),
+        "the old count keeps acting",
+      );
+    }
+    assert.deepEqual(newA.heldShares(), []);
+    assert.equal(newA.epoch().acting, false);
+    assert.match(newA.epoch().waitingFor ?? "", /member old-a runs 4 shares/);
+    // The old replicas go, one after the other.
+    let stoppedAt = 0;
+    for (const id of ["old-a", "old-b"]) {
+      if (graceful) await w.replicas.get(id)?.stop();
+      stopped.add(id);
+      stoppedAt = w.clock.now();
+      await w.rounds(1, 2_000, stopped);
+      actors(w.replicas);
+    }
+    let allActingAfterMs: number | undefined;
+    for (let t = 0; t < 60_000 && allActingAfterMs === undefined; t += 2_000) {
+      await w.rounds(1, 2_000, stopped);
+      const who = actors(w.replicas);
+      if ([...who.values()].every((o) => o === "new-a" || o === "new-b")) {
+        allActingAfterMs = w.clock.now() - stoppedAt;
+      }
+    }
+    assert.ok(allActingAfterMs !== undefined, "the new count acts on every app");
+    assert.equal(newB.epoch().acting, true);
+    return { w, allActingAfterMs };
+  }
+
+  test("4 → 8 shares, the old replicas stopped gracefully: the new ones act once the old have left, never both", async (t) => {
+    const { allActingAfterMs } = await handover(true);
+    t.diagnostic(`every app acted on by the new count ${allActingAfterMs} ms after the last old replica stopped`);
+    assert.ok(allActingAfterMs <= 3 * 2_000, `${allActingAfterMs} ms`);
+  });
+
+  test("4 → 8 shares, the old replicas killed: the new ones wait for their Leases to expire, never both", async (t) => {
+    const { allActingAfterMs } = await handover(false);
+    t.diagnostic(`every app acted on by the new count ${allActingAfterMs} ms after the last old replica died`);
+    assert.ok(allActingAfterMs >= 15_000 - 2_000, `${allActingAfterMs} ms: not before the old Leases expired`);
+    assert.ok(allActingAfterMs <= 15_000 + 4 * 2_000, `${allActingAfterMs} ms`);
+  });
+
+  test("an unsharded leader's Lease (count 1) held: sharded replicas wait for it; released, they move the epoch", async () => {
+    const w = world();
+    COUNTS.set("s", 4);
+    const s = w.add("s", 0, 4);
+    await w.leases.create({
+      metadata: { namespace: "ns", name: "group" },
+      spec: { holderIdentity: "leader", leaseDurationSeconds: 15 },
+    });
+    const renewLeader = async () => {
+      const lease = await w.leases.get("ns", "group");
+      if (lease?.spec) lease.spec.renewTime = new Date(w.clock.now()).toISOString();
+      if (lease) await w.leases.replace(lease);
+    };
+    for (let i = 0; i < 12; i++) {
+      await renewLeader();
+      await w.rounds(1);
+      assert.deepEqual(s.heldShares(), [], "not while the leader renews");
+    }
+    const lease = await w.leases.get("ns", "group");
+    if (lease?.spec) lease.spec.holderIdentity = "";
+    if (lease) await w.leases.replace(lease);
+    await w.rounds(2);
+    assert.deepEqual(s.heldShares(), [0, 1, 2, 3], "released: the epoch moved to 4 and the shares were taken");
+  });
+
+  test("the epoch moving under a replica that has just taken a share: the share is never used", async () => {
+    const w = world();
+    COUNTS.set("a", 4);
+    const a = w.add("a", 0, 4);
+    await w.rounds(3);
+    assert.deepEqual(a.heldShares(), [0, 1, 2, 3]);
+    // A member of 8 shares is live, and the epoch is recorded at 8 (as a replica of 8 would record it once it
+    // saw nothing of 4 live: forced here, as if a's Leases had been missed).
+    await w.leases.create({
+      metadata: {
+        namespace: "ns",
+        name: "group-member-x",
+        labels: {
+          "canaryapp.io/shard-group": "group",
+          "canaryapp.io/lease-role": "member",
+          "canaryapp.io/shard-count": "8",
+        },
+      },
+      spec: { holderIdentity: "x", leaseDurationSeconds: 15 },
+    });
+    const epoch = await w.leases.get("ns", "group-epoch");
+    assert.ok(epoch?.metadata?.labels);
+    epoch.metadata.labels["canaryapp.io/shard-count"] = "8";
+    await w.leases.replace(epoch);
+    await w.rounds(1);
+    assert.deepEqual(a.heldShares(), [], "a sees the epoch moved: it stops acting and releases");
+    assert.equal(a.epoch().acting, false);
   });
 });
 

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { sleep, systemClock, type Clock } from "../api/clock.js";
 import { isConflict, toError } from "../kube/errors.js";
+import { decideEpoch, epochLeaseName, parseCount, type MemberSeen, type ShareSeen } from "./epoch.js";
 import type { ShardLeaseClient } from "./leader-election.js";
 import {
   acquiredRecord,
@@ -23,13 +24,21 @@ import { assignShares } from "./shards.js";
 export const SHARD_LABELS = {
   /** The group: the lease name the replicas share (`--lease-name`). */
   group: "canaryapp.io/shard-group",
-  /** "member" (one per live replica) or "share" (one per share of the apps). */
+  /** "member" (one per live replica), "share" (one per share of the apps) or "epoch" (one per group). */
   role: "canaryapp.io/lease-role",
+  /**
+   * The share count (ADR 0024): on a member, the count its replica runs; on a share, the count it is a share
+   * of; on the epoch, the count in force.
+   */
+  count: "canaryapp.io/shard-count",
 } as const;
 
 export interface ShardElectionOptions {
   namespace: string;
-  /** The group's name: share Leases are `<name>-share-<n>`, membership Leases `<name>-member-<hash>`. */
+  /**
+   * The group's name: share Leases are `<name>-<shares>-share-<n>`, membership Leases `<name>-member-<hash>`,
+   * the epoch `<name>-epoch`; an unsharded leader holds `<name>` itself (the one share of count 1).
+   */
   name: string;
   /** How many shares the apps are divided into (`--shards`). */
   shares: number;
@@ -82,6 +91,11 @@ interface Held {
   renewedAt: number;
   /** A round has logged its fence closed by a late renewal (said once; the fence itself is `term`'s, by the clock). */
   closed?: boolean;
+  /**
+   * A round that listed the Leases after the share was taken found it still held under `term` and the epoch
+   * in force this replica's count (ADR 0024): until then the share is not used.
+   */
+  confirmed: boolean;
 }
 
 /** What the log says when a share's fence closes and opens again without the share changing hands. */
@@ -91,14 +105,24 @@ export const SHARE_LOG = {
 } as const;
 
 /** A Lease name of at most 63 characters, unique per identity (identities need not be valid names). */
-function memberLeaseName(group: string, identity: string): string {
+export function memberLeaseName(group: string, identity: string): string {
   return `${group}-member-${createHash("sha256").update(identity).digest("hex").slice(0, 12)}`;
 }
 
-/** The name of share `share`'s Lease. */
-export function shareLeaseName(group: string, share: number): string {
-  return `${group}-share-${share}`;
+/**
+ * The name of share `share`'s Lease under a count of `shares` (ADR 0024): shares of different counts are
+ * different Leases, so nobody takes share 5 of 64 by holding share 5 of 32. The share stays the last part.
+ */
+export function shareLeaseName(group: string, share: number, shares: number): string {
+  return `${group}-${shares}-share-${share}`;
 }
+
+/** What the log says about the sharding epoch (ADR 0024). */
+export const EPOCH_LOG = {
+  waiting: "not acting: the sharding epoch is not this replica's share count",
+  moved: "moved the sharding epoch to this replica's share count",
+  acting: "acting under the sharding epoch",
+} as const;
 
 /** The term of a Lease record: which acquisition it is (a new holder, or the same one again, is a new term). */
 function termOf(record: LeaseRecord): string {
@@ -138,6 +162,10 @@ export class ShardElector {
   private memberRenewedAt: number | undefined;
   private rounds = 0;
   private members: string[] = [];
+  /** Whether the last round found the epoch in force this replica's count and nothing of another count held. */
+  private acting = false;
+  /** What kept the last round from acting, as logged (said again only when it changes). */
+  private waitingFor: string | undefined;
   private stopping: AbortController | undefined;
   private running: Promise<void> | undefined;
 
@@ -175,13 +203,22 @@ export class ShardElector {
    */
   term(share: number): string | undefined {
     const held = this.held.get(share);
-    if (held === undefined || this.elapsed() - held.renewedAt >= this.renewDeadlineMs) return undefined;
+    if (held === undefined || !held.confirmed || !this.acting) return undefined;
+    if (this.elapsed() - held.renewedAt >= this.renewDeadlineMs) return undefined;
     return held.term;
   }
 
   /** The shares this replica holds now, in order. */
   heldShares(): number[] {
     return [...this.held.keys()].filter((s) => this.term(s) !== undefined).sort((a, b) => a - b);
+  }
+
+  /**
+   * Whether this replica acts under the sharding epoch (ADR 0024), and if not, what it waits for (as of the
+   * last round).
+   */
+  epoch(): { acting: boolean; waitingFor: string | undefined } {
+    return { acting: this.acting, waitingFor: this.acting ? undefined : this.waitingFor };
   }
 
   /** The live members seen by the last round (this replica included). */
@@ -234,50 +271,149 @@ export class ShardElector {
     }
   }
 
+  /** The group's Leases (and the unsharded leader's Lease, which carries no label), by name. */
+  private async listGroup(): Promise<Map<string, Lease>> {
+    const { namespace, client, name } = this.options;
+    const leases = await client.list(namespace, this.selector);
+    const leader = await client.get(namespace, name);
+    if (leader !== undefined && !leases.some((l) => l.metadata?.name === name)) leases.push(leader);
+    return new Map(leases.map((l) => [l.metadata?.name ?? "", l]));
+  }
+
+  /** Notes a list read at `readAt` (monotonic, taken once it returned): every record in it was written before. */
+  private observeAll(byName: Map<string, Lease>, readAt: number): void {
+    this.observed = new Map(
+      [...byName].map(([leaseName, lease]) => [leaseName, observeLease(this.observed.get(leaseName), lease, readAt)]),
+    );
+  }
+
+  /**
+   * What a list says of the group (ADR 0024): the live members (this replica included), the expired member
+   * Leases to delete, and whether this replica may act under the epoch, or move it. The members are those of
+   * this replica's count: the others take no share of it.
+   */
+  private survey(byName: Map<string, Lease>, readAt: number) {
+    const { name, shares } = this.options;
+    const members = new Set([this.identity]);
+    const membersSeen: MemberSeen[] = [];
+    const heldSeen: ShareSeen[] = [];
+    const forget: Lease[] = [];
+    for (const [leaseName, lease] of byName) {
+      const labels = lease.metadata?.labels;
+      const role = labels?.[SHARD_LABELS.role];
+      const seen = this.observed.get(leaseName);
+      const holder = seen?.record.holderIdentity;
+      if (seen === undefined || holder === undefined) continue;
+      // The unsharded leader's Lease is the one share of count 1.
+      const count = leaseName === name ? 1 : parseCount(labels?.[SHARD_LABELS.count]);
+      if (role === "member") {
+        if (!hasExpired(seen, readAt)) {
+          // The shares are divided among the members of this replica's count only.
+          if (count === shares) members.add(holder);
+          if (holder !== this.identity) membersSeen.push({ identity: holder, count });
+        } else if (holder !== this.identity && unchangedFor(seen, readAt) > this.forgetMemberAfterMs) {
+          forget.push(lease);
+        }
+      } else if ((role === "share" || leaseName === name) && !hasExpired(seen, readAt)) {
+        heldSeen.push({ name: leaseName, holder, count });
+      }
+    }
+    const epochLease = byName.get(epochLeaseName(name));
+    const decision = decideEpoch(shares, {
+      inForce: parseCount(epochLease?.metadata?.labels?.[SHARD_LABELS.count]),
+      members: membersSeen,
+      held: heldSeen,
+    });
+    return { members: [...members].sort(), forget, epochLease, decision };
+  }
+
+  /**
+   * Opens the fence of the shares taken since the last list: a list made after they were written shows each
+   * still held under its term, the epoch in force this replica's count, and no share of another count held
+   * (ADR 0024). A replica of another count that took a share before it saw the epoch move finds the epoch
+   * moved in its own confirming list, and never uses it.
+   */
+  private confirmFrom(byName: Map<string, Lease>, mayAct: boolean): void {
+    const { name, shares } = this.options;
+    if (!mayAct) return;
+    for (const [share, held] of this.held) {
+      if (held.confirmed) continue;
+      const record = recordFromSpec(byName.get(shareLeaseName(name, share, shares))?.spec);
+      if (record.holderIdentity === this.identity && termOf(record) === held.term) this.confirm(share, held);
+    }
+  }
+
   /** One round: list, renew membership, work out the assignment, take, renew and release shares. */
   async round(): Promise<void> {
-    const { namespace, client, name, shares } = this.options;
+    const { name, shares } = this.options;
     this.rounds++;
     // A share whose fence closed (renewal overdue) is given up before anything else, even if its Lease still
     // names this replica: work dropped while it was closed is queued again when it is taken anew (a new term).
     this.expireStale();
     // Written into the Leases for people to read; no replica compares it with its own clock.
     const now = this.clock.now();
-    let leases: Lease[];
+    let byName: Map<string, Lease>;
     try {
-      leases = await client.list(namespace, this.selector);
+      byName = await this.listGroup();
     } catch (error) {
       this.log.warn({ err: toError(error) }, "could not list the shard Leases");
       this.expireStale();
       return;
     }
-    // Read once the list has returned: every record in it was written before this.
     const readAt = this.elapsed();
-    const byName = new Map(leases.map((l) => [l.metadata?.name ?? "", l]));
-    this.observed = new Map(
-      [...byName].map(([leaseName, lease]) => [leaseName, observeLease(this.observed.get(leaseName), lease, readAt)]),
-    );
+    this.observeAll(byName, readAt);
 
     await this.renewMembership(byName.get(this.memberName), now, readAt);
-    const members = new Set([this.identity]);
-    const writes: Promise<unknown>[] = [];
-    for (const [leaseName, lease] of byName) {
-      if (lease.metadata?.labels?.[SHARD_LABELS.role] !== "member") continue;
-      const seen = this.observed.get(leaseName);
-      const holder = seen?.record.holderIdentity;
-      if (seen === undefined || holder === undefined) continue;
-      if (!hasExpired(seen, readAt)) members.add(holder);
-      else if (holder !== this.identity && unchangedFor(seen, readAt) > this.forgetMemberAfterMs) {
-        writes.push(this.forget(lease));
+    const { members, forget, epochLease, decision } = this.survey(byName, readAt);
+    this.members = members;
+    const writes: Promise<unknown>[] = forget.map((lease) => this.forget(lease));
+    let moved = false;
+    if (!decision.mayAct) {
+      // Another count is in force, or something of another count may still act: this replica's shares are
+      // given up (fenced first, then released) and none is taken. It stays a member, so others see its count.
+      this.acting = false;
+      for (const [share] of this.held) {
+        const lease = byName.get(shareLeaseName(name, share, shares));
+        this.lose(share, "the sharding epoch is not this replica's count");
+        if (lease !== undefined && recordFromSpec(lease.spec).holderIdentity === this.identity) {
+          writes.push(this.releaseLease(share, lease, now));
+        }
+      }
+      const waitingFor = decision.blockers.join("; ");
+      if (waitingFor !== this.waitingFor) {
+        this.waitingFor = waitingFor;
+        this.log.info({ shares, waitingFor, mayMove: decision.mayMove }, EPOCH_LOG.waiting);
+      }
+      if (decision.mayMove) moved = await this.moveEpoch(epochLease, now);
+      if (!moved) {
+        await Promise.all(writes);
+        this.expireStale();
+        return;
       }
     }
-    this.members = [...members].sort();
+    if (!this.acting) {
+      this.acting = true;
+      this.waitingFor = undefined;
+      this.log.info({ shares }, EPOCH_LOG.acting);
+    }
+    // Shares taken in an earlier round whose confirming list failed: this list confirms them.
+    this.confirmFrom(byName, !moved);
+    // Share Leases of another count, or of a release without counts, that nobody holds any more: clutter.
+    for (const [leaseName, lease] of byName) {
+      const labels = lease.metadata?.labels;
+      if (labels?.[SHARD_LABELS.role] !== "share" || parseCount(labels[SHARD_LABELS.count]) === shares) continue;
+      const seen = this.observed.get(leaseName);
+      if (seen === undefined) continue;
+      const gone = seen.record.holderIdentity === undefined || hasExpired(seen, readAt);
+      if (gone && unchangedFor(seen, readAt) > this.forgetMemberAfterMs) writes.push(this.forget(lease));
+    }
+    const memberSet = new Set(members);
     // A replica that has just joined takes no share in its first round: it has not been seen by the others
     // yet, and they would only have to take the shares back.
     const mine = new Set(this.rounds > 1 ? (assignShares(this.members, shares).get(this.identity) ?? []) : []);
 
     for (let share = 0; share < shares; share++) {
-      const leaseName = shareLeaseName(name, share);
+      const leaseName = shareLeaseName(name, share, shares);
       const lease = byName.get(leaseName);
       const seen = this.observed.get(leaseName);
       const record = recordFromSpec(lease?.spec);
@@ -303,7 +439,7 @@ export class ShardElector {
         lease !== undefined &&
         seen !== undefined &&
         record.holderIdentity !== undefined &&
-        !members.has(record.holderIdentity) &&
+        !memberSet.has(record.holderIdentity) &&
         hasExpired(seen, readAt)
       ) {
         // Assigned to another member, who may not be able to tell yet that it expired (it started less than a
@@ -312,15 +448,35 @@ export class ShardElector {
       }
     }
     await Promise.all(writes);
+    // Shares taken this round are confirmed by a list made now, after their writes (ADR 0024), rather than a
+    // round later: a share changing hands is unused for one list, not for a round.
+    if ([...this.held.values()].some((held) => !held.confirmed)) await this.confirmRound();
     this.expireStale();
+  }
+
+  /** A list made to confirm the shares just taken (`confirmFrom`); a failed one leaves them to the next round. */
+  private async confirmRound(): Promise<void> {
+    let byName: Map<string, Lease>;
+    try {
+      byName = await this.listGroup();
+    } catch (error) {
+      this.log.warn({ err: toError(error) }, "could not list the shard Leases");
+      return;
+    }
+    const readAt = this.elapsed();
+    this.observeAll(byName, readAt);
+    const { decision } = this.survey(byName, readAt);
+    this.confirmFrom(byName, decision.mayAct);
   }
 
   private async renewMembership(lease: Lease | undefined, now: number, readAt: number): Promise<void> {
     const { client } = this.options;
     const record = recordFromSpec(lease?.spec);
+    const count = String(this.options.shares);
     if (
       lease !== undefined &&
       record.holderIdentity === this.identity &&
+      lease.metadata?.labels?.[SHARD_LABELS.count] === count &&
       this.memberRenewedAt !== undefined &&
       readAt - this.memberRenewedAt < this.renewAfterMs
     ) {
@@ -330,7 +486,8 @@ export class ShardElector {
       const spec = specFromRecord(acquiredRecord(lease ? record : undefined, this.identity, now, this.leaseDurationMs));
       const sent = this.elapsed();
       if (lease === undefined) await client.create(this.leaseObject(this.memberName, "member", spec));
-      else await client.replace({ ...lease, spec });
+      // Labelled again: the same identity may have run another count before.
+      else await client.replace({ ...lease, metadata: { ...lease.metadata, labels: this.labels("member") }, spec });
       this.memberRenewedAt = sent;
     } catch (error) {
       this.log.warn({ err: toError(error) }, "could not renew the membership Lease");
@@ -347,19 +504,58 @@ export class ShardElector {
     const sent = this.elapsed();
     try {
       const spec = specFromRecord(record);
-      if (lease === undefined) await client.create(this.leaseObject(shareLeaseName(name, share), "share", spec));
+      const leaseName = shareLeaseName(name, share, this.options.shares);
+      if (lease === undefined) await client.create(this.leaseObject(leaseName, "share", spec));
       else await client.replace({ ...lease, spec });
     } catch (error) {
       if (!isConflict(error)) this.log.warn({ err: toError(error), share }, "could not take a share");
       return;
     }
-    this.held.set(share, { term: termOf(record), renewedAt: sent });
-    this.log.info({ share, term: termOf(record), from: previous?.holderIdentity }, "took a share");
+    // Not used yet: the next round confirms it (ADR 0024), by a list made after this write that shows the
+    // share still held under this term and the epoch in force this replica's count.
+    this.held.set(share, { term: termOf(record), renewedAt: sent, confirmed: false });
+    this.log.debug(
+      { share, shares: this.options.shares, term: termOf(record), from: previous?.holderIdentity },
+      "claimed a share",
+    );
+  }
+
+  /** The share's fence opens: its work may start. */
+  private confirm(share: number, held: Held): void {
+    held.confirmed = true;
+    this.log.info({ share, shares: this.options.shares, term: held.term }, "took a share");
     try {
       this.options.onGained?.(share);
     } catch (error) {
       this.log.error({ err: toError(error), share }, "onGained failed");
     }
+  }
+
+  /**
+   * Records this replica's count as the one in force (ADR 0024), at the resourceVersion listed: of two
+   * replicas moving it, one wins. Nobody acts under it before a later round has listed it.
+   */
+  private async moveEpoch(lease: Lease | undefined, now: number): Promise<boolean> {
+    const { client, name, shares } = this.options;
+    const previous = recordFromSpec(lease?.spec);
+    const spec = specFromRecord({
+      holderIdentity: `shares=${shares}`,
+      acquireTimeMs: now,
+      renewTimeMs: now,
+      leaseTransitions: lease === undefined ? 0 : (previous.leaseTransitions ?? 0) + 1,
+    });
+    try {
+      if (lease === undefined) await client.create(this.leaseObject(epochLeaseName(name), "epoch", spec));
+      else await client.replace({ ...lease, metadata: { ...lease.metadata, labels: this.labels("epoch") }, spec });
+    } catch (error) {
+      if (!isConflict(error)) this.log.warn({ err: toError(error) }, "could not move the sharding epoch");
+      return false;
+    }
+    this.log.info(
+      { shares, from: parseCount(lease?.metadata?.labels?.[SHARD_LABELS.count]) ?? null, by: this.identity },
+      EPOCH_LOG.moved,
+    );
+    return true;
   }
 
   /** Renews a share held. The renewal counts from when it is sent (the round's earlier writes may have been slow). */
@@ -378,6 +574,10 @@ export class ShardElector {
   /** Stops acting on the share first (the fence refuses from now on), then hands it over. */
   private async release(share: number, lease: Lease, now: number): Promise<void> {
     this.lose(share, "assigned to another member");
+    await this.releaseLease(share, lease, now);
+  }
+
+  private async releaseLease(share: number, lease: Lease, now: number): Promise<void> {
     try {
       await this.options.client.replace({
         ...lease,
@@ -406,7 +606,11 @@ export class ShardElector {
     const name = lease.metadata?.name ?? "";
     try {
       await this.options.client.delete(this.options.namespace, name, lease.metadata?.resourceVersion);
-      this.log.info({ lease: name, member: recordFromSpec(lease.spec).holderIdentity }, "deleted an expired member");
+      const role = lease.metadata?.labels?.[SHARD_LABELS.role];
+      this.log.info(
+        { lease: name, holder: recordFromSpec(lease.spec).holderIdentity },
+        role === "member" ? "deleted an expired member" : "deleted a share Lease of another count",
+      );
     } catch (error) {
       this.log.debug({ err: toError(error), lease: name }, "could not delete an expired member");
     }
@@ -456,8 +660,11 @@ export class ShardElector {
   }
 
   private lose(share: number, why: string): void {
-    if (!this.held.delete(share)) return;
-    this.log.info({ share, why }, "gave up a share");
+    const held = this.held.get(share);
+    if (held === undefined) return;
+    this.held.delete(share);
+    this.log.info({ share, shares: this.options.shares, why, used: held.confirmed }, "gave up a share");
+    if (!held.confirmed) return;
     try {
       this.options.onLost?.(share);
     } catch (error) {
@@ -465,15 +672,19 @@ export class ShardElector {
     }
   }
 
-  private leaseObject(leaseName: string, role: "member" | "share", spec: Lease["spec"]): Lease {
+  private labels(role: "member" | "share" | "epoch"): Record<string, string> {
+    return {
+      [SHARD_LABELS.group]: this.options.name,
+      [SHARD_LABELS.role]: role,
+      [SHARD_LABELS.count]: String(this.options.shares),
+    };
+  }
+
+  private leaseObject(leaseName: string, role: "member" | "share" | "epoch", spec: Lease["spec"]): Lease {
     return {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
-      metadata: {
-        namespace: this.options.namespace,
-        name: leaseName,
-        labels: { [SHARD_LABELS.group]: this.options.name, [SHARD_LABELS.role]: role },
-      },
+      metadata: { namespace: this.options.namespace, name: leaseName, labels: this.labels(role) },
       ...(spec !== undefined ? { spec } : {}),
     };
   }

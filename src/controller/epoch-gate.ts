@@ -1,0 +1,198 @@
+import type { Logger } from "pino";
+import { systemClock, type Clock } from "../api/clock.js";
+import { isConflict, toError } from "../kube/errors.js";
+import { decideEpoch, epochLeaseName, parseCount, type MemberSeen, type ShareSeen } from "./epoch.js";
+import type { ShardLeaseClient } from "./leader-election.js";
+import {
+  acquiredRecord,
+  hasExpired,
+  observeLease,
+  recordFromSpec,
+  specFromRecord,
+  type Lease,
+  type LeaseObservation,
+} from "./lease.js";
+import { monotonicNow } from "./monotonic.js";
+import { EPOCH_LOG, SHARD_LABELS, memberLeaseName } from "./shard-election.js";
+
+export interface EpochGateOptions {
+  namespace: string;
+  /** The group: the leader Lease's name, which sharded replicas of the same group list their Leases under. */
+  name: string;
+  identity: string;
+  client: ShardLeaseClient;
+  log: Logger;
+  clock?: Clock;
+  /** The member Lease's duration (default 15 s), and its age at which it is written again (default 6 s). */
+  leaseDurationMs?: number;
+  renewAfterMs?: number;
+}
+
+/**
+ * The sharding epoch (ADR 0024) for an unsharded leader: the 1-share case. Its Lease `<group>` is the one share
+ * of count 1, and it leads only while the epoch in force is 1 and no share Lease of another count is held.
+ * `mayLead("acquire")`, asked before it takes the Lease, records the epoch at 1 when nothing of another count is
+ * live or held; `mayLead("confirm")`, asked after it took the Lease (a list made after that write), requires the
+ * epoch at 1. A replica of another count that moved the epoch meanwhile sees the leader Lease held, and waits.
+ * Once held, the leader Lease itself keeps the epoch at 1: nobody moves it while it is held.
+ *
+ * While it stands by (asking at every try, every 2 to 4.4 s), it is a member of count 1 (`<group>-member-<hash>`,
+ * as sharded replicas are): replicas of another count do not move the epoch away from 1 while it lives, so a
+ * rolling update hands the apps to a standby of the old count before the new count takes over. Leading, it
+ * does not renew it (the leader Lease blocks the epoch by itself); `leave` deletes it on a graceful stop.
+ */
+export class EpochGate {
+  private readonly clock: Clock;
+  private readonly elapsed: () => number;
+  private readonly log: Logger;
+  private observed = new Map<string, LeaseObservation>();
+  private waitingFor: string | undefined;
+  private readonly memberName: string;
+  private readonly leaseDurationMs: number;
+  private readonly renewAfterMs: number;
+  /** When this process last wrote its member Lease (monotonic), if it did. */
+  private memberRenewedAt: number | undefined;
+
+  constructor(private readonly options: EpochGateOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.elapsed = monotonicNow(this.clock);
+    this.log = options.log.child({ shardGroup: options.name, identity: options.identity });
+    this.memberName = memberLeaseName(options.name, options.identity);
+    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
+    this.renewAfterMs = options.renewAfterMs ?? 6_000;
+  }
+
+  /** Whether this replica may take the leader Lease ("acquire") or lead under it ("confirm"). Never throws. */
+  async mayLead(phase: "acquire" | "confirm"): Promise<boolean> {
+    const { namespace, name, client } = this.options;
+    let leases: Lease[];
+    try {
+      leases = await client.list(namespace, `${SHARD_LABELS.group}=${name}`);
+    } catch (error) {
+      this.log.warn({ err: toError(error) }, "could not list the shard Leases");
+      return false;
+    }
+    const readAt = this.elapsed();
+    await this.renewMembership(leases.find((l) => l.metadata?.name === this.memberName));
+    this.observed = new Map(
+      leases.map((lease) => {
+        const leaseName = lease.metadata?.name ?? "";
+        return [leaseName, observeLease(this.observed.get(leaseName), lease, readAt)];
+      }),
+    );
+    const members: MemberSeen[] = [];
+    const held: ShareSeen[] = [];
+    for (const lease of leases) {
+      const leaseName = lease.metadata?.name ?? "";
+      const seen = this.observed.get(leaseName);
+      const holder = seen?.record.holderIdentity;
+      if (seen === undefined || holder === undefined || hasExpired(seen, readAt)) continue;
+      const role = lease.metadata?.labels?.[SHARD_LABELS.role];
+      const count = parseCount(lease.metadata?.labels?.[SHARD_LABELS.count]);
+      if (role === "member") members.push({ identity: holder, count });
+      else if (role === "share") held.push({ name: leaseName, holder, count });
+    }
+    const epochLease = leases.find((l) => l.metadata?.name === epochLeaseName(name));
+    const decision = decideEpoch(1, {
+      inForce: parseCount(epochLease?.metadata?.labels?.[SHARD_LABELS.count]),
+      members,
+      held,
+    });
+    if (decision.mayAct) {
+      this.waitingFor = undefined;
+      return true;
+    }
+    if (phase === "acquire" && decision.mayMove && (await this.move(epochLease))) return true;
+    const waitingFor = decision.blockers.join("; ");
+    if (waitingFor !== this.waitingFor) {
+      this.waitingFor = waitingFor;
+      this.log.info({ shares: 1, waitingFor, mayMove: decision.mayMove }, EPOCH_LOG.waiting);
+    }
+    return false;
+  }
+
+  /** Deletes this replica's member Lease (a graceful stop). Never throws. */
+  async leave(): Promise<void> {
+    const { client, namespace } = this.options;
+    try {
+      const lease = await client.get(namespace, this.memberName);
+      if (lease === undefined || recordFromSpec(lease.spec).holderIdentity !== this.options.identity) return;
+      await client.delete(namespace, this.memberName, lease.metadata?.resourceVersion);
+    } catch (error) {
+      this.log.warn({ err: toError(error) }, "could not delete the member Lease; it will expire");
+    }
+  }
+
+  private async renewMembership(lease: Lease | undefined): Promise<void> {
+    const { client, namespace, name, identity } = this.options;
+    const record = recordFromSpec(lease?.spec);
+    const sent = this.elapsed();
+    if (
+      lease !== undefined &&
+      record.holderIdentity === identity &&
+      lease.metadata?.labels?.[SHARD_LABELS.count] === "1" &&
+      this.memberRenewedAt !== undefined &&
+      sent - this.memberRenewedAt < this.renewAfterMs
+    ) {
+      return;
+    }
+    const labels = { [SHARD_LABELS.group]: name, [SHARD_LABELS.role]: "member", [SHARD_LABELS.count]: "1" };
+    const spec = specFromRecord(
+      acquiredRecord(lease ? record : undefined, identity, this.clock.now(), this.leaseDurationMs),
+    );
+    try {
+      if (lease === undefined) {
+        await client.create({
+          apiVersion: "coordination.k8s.io/v1",
+          kind: "Lease",
+          metadata: { namespace, name: this.memberName, labels },
+          spec,
+        });
+      } else {
+        await client.replace({ ...lease, metadata: { ...lease.metadata, labels }, spec });
+      }
+      this.memberRenewedAt = sent;
+    } catch (error) {
+      if (!isConflict(error)) this.log.warn({ err: toError(error) }, "could not renew the member Lease");
+    }
+  }
+
+  /** What keeps this replica from leading, as of the last check (undefined when nothing did). */
+  blockedBy(): string | undefined {
+    return this.waitingFor;
+  }
+
+  private async move(lease: Lease | undefined): Promise<boolean> {
+    const { client, namespace, name } = this.options;
+    const now = this.clock.now();
+    const previous = recordFromSpec(lease?.spec);
+    const labels = { [SHARD_LABELS.group]: name, [SHARD_LABELS.role]: "epoch", [SHARD_LABELS.count]: "1" };
+    const spec = specFromRecord({
+      holderIdentity: "shares=1",
+      acquireTimeMs: now,
+      renewTimeMs: now,
+      leaseTransitions: lease === undefined ? 0 : (previous.leaseTransitions ?? 0) + 1,
+    });
+    try {
+      if (lease === undefined) {
+        await client.create({
+          apiVersion: "coordination.k8s.io/v1",
+          kind: "Lease",
+          metadata: { namespace, name: epochLeaseName(name), labels },
+          spec,
+        });
+      } else {
+        await client.replace({ ...lease, metadata: { ...lease.metadata, labels }, spec });
+      }
+    } catch (error) {
+      if (!isConflict(error)) this.log.warn({ err: toError(error) }, "could not move the sharding epoch");
+      return false;
+    }
+    this.log.info(
+      { shares: 1, from: parseCount(lease?.metadata?.labels?.[SHARD_LABELS.count]) ?? null, by: this.options.identity },
+      EPOCH_LOG.moved,
+    );
+    this.waitingFor = undefined;
+    return true;
+  }
+}
