@@ -13,7 +13,9 @@
  * 4. v4, whose pods never become Ready, rolled back at the progress deadline; `<app>-2` stays not Ready on
  *    v4 until the controller deletes it (the StatefulSet controller, OrderedReady, would wait for it
  *    forever), and comes back on the stable revision;
- * 5. v5 promoted after it.
+ * 5. v5 promoted after it;
+ * 6. the same default analysis promotes a Deployment and a batch release (Istio reports those pods under
+ *    `<name>-secondary` and the canonical revision `secondary`).
  * Before, during and after every step each pod `<app>-N` mounts `data-<app>-N`, bound to the volume made
  * for it, and no claim is ever deleted or replaced.
  */
@@ -581,6 +583,70 @@ describe("the StatefulSet story, judged by the default analysis on Istio's telem
       console.log(
         `# 5. v5: patch → first weight ${seconds(weighted - patched)}; → promoted ${seconds(done - patched)}; → all three on the promoted build ${seconds(Date.now() - patched)}`,
       );
+    });
+  });
+
+  test("6. the same default analysis promotes a Deployment and a batch release on the same telemetry", async (t) => {
+    if (!step(t)) return;
+    await run(async () => {
+      assert.ok(env);
+      const others = {
+        // A Deployment: Istio reports its pods under `<name>-secondary` and the canonical revision `secondary`.
+        web: { replicas: 2, testReplicas: 1 },
+        // A batch release with Istio: the weights follow the ready pods' share, batch by batch.
+        batched: { replicas: 4, strategy: { type: "batches" as const, batches: { count: 2, pause: "none" as const } } },
+      };
+      const tagged = (name: string, tag: string) => `registry.example.com/canary/${name}:${tag}`;
+      const spec = (name: string, extra: Partial<CanaryAppSpec>): CanaryAppSpec => ({
+        ...appSpec(),
+        image: tagged(name, "v1"),
+        workload: { kind: "Deployment" },
+        ...extra,
+      });
+      const names = Object.keys(others) as (keyof typeof others)[];
+      for (const name of names) await canaryAppsApi.create({ metadata: { name }, spec: spec(name, others[name]) });
+      const state = async (name: string) => (await canaryAppsApi.get(name)).status ?? {};
+      for (const name of names) {
+        await eventually(
+          `${name} Healthy on v1`,
+          async () => ((await state(name)).phase === "Healthy" ? true : undefined),
+          {
+            timeoutMs: 60_000,
+          },
+        );
+      }
+      const patched = Date.now();
+      for (const name of names) await canaryAppsApi.patchSpec(name, { image: tagged(name, "v2") });
+      for (const name of names) {
+        // The analyses, as the status shows them while the test runs (read often enough to see each one).
+        const analyses: AnalysisRecord[] = [];
+        const healthy = await eventually(
+          `${name} promoted v2`,
+          async () => {
+            const s = await state(name);
+            const last = s.canary?.lastAnalysis;
+            if (last !== undefined && analyses.at(-1)?.time !== last.time) analyses.push(last);
+            return s.phase === "Healthy" && s.primaryImage === tagged(name, "v2") && s.canary === undefined
+              ? s
+              : undefined;
+          },
+          { timeoutMs: 90_000, intervalMs: 50 },
+        );
+        assert.equal(healthy.lastPromotion?.image, tagged(name, "v2"));
+        const passedOnes = analyses.filter((a) => a.verdict === "Passed");
+        const served = passedOnes.map((a) => a.metrics.find((m) => m.name === TRAFFIC_CHECK_NAME)?.value ?? 0);
+        assert.ok(
+          served.length > 0 && served.every((n) => n > 0),
+          `${name}: every passed analysis stands on the secondary's requests: ${JSON.stringify(analyses.map((a) => a.metrics))}`,
+        );
+        for (const a of passedOnes) {
+          const rate = a.metrics.find((m) => m.name === "request-success-rate");
+          assert.ok(rate?.value !== undefined && rate.value >= SUCCESS_RATE_MIN, `${name}: ${JSON.stringify(rate)}`);
+        }
+        console.log(
+          `# 6. ${name}: v2 promoted ${seconds(Date.now() - patched)} after the patch; ${plural(served.length, "analysis", "analyses")} passed on ${served.map((n) => Math.round(n)).join(", ")} requests of the secondary`,
+        );
+      }
     });
   });
 });

@@ -75,6 +75,25 @@ export const NEVER_READY_ANNOTATION = "e2e.canaryapp.io/never-ready";
 /** kwok's selector key (a jq query on the object) for the never-ready annotation. */
 const NEVER_READY_KEY = `'.metadata.annotations["${NEVER_READY_ANNOTATION}"]'`;
 
+/** The end of a running pod's status in both running stages: init containers done, addresses, phase, start. */
+const RUNNING_POD_STATUS = `      initContainerStatuses:
+      {{ range .spec.initContainers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        state:
+          terminated:
+            exitCode: 0
+            finishedAt: {{ $now | Quote }}
+            reason: Completed
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+      podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+      phase: Running
+      startTime: {{ $now | Quote }}`;
+
 /**
  * kwok's pod stages (its v0.7 defaults: ready, complete for Jobs, delete), with two additions: every
  * container reports an `imageID` as a kubelet does, so the controller can read the digest a pod ran; and
@@ -131,23 +150,7 @@ spec:
           running:
             startedAt: {{ $now | Quote }}
       {{ end }}
-      initContainerStatuses:
-      {{ range .spec.initContainers }}
-      - image: {{ .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: true
-        restartCount: 0
-        state:
-          terminated:
-            exitCode: 0
-            finishedAt: {{ $now | Quote }}
-            reason: Completed
-            startedAt: {{ $now | Quote }}
-      {{ end }}
-      hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
-      podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
-      phase: Running
-      startTime: {{ $now | Quote }}
+${RUNNING_POD_STATUS}
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
@@ -193,23 +196,7 @@ spec:
           running:
             startedAt: {{ $now | Quote }}
       {{ end }}
-      initContainerStatuses:
-      {{ range .spec.initContainers }}
-      - image: {{ .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: true
-        restartCount: 0
-        state:
-          terminated:
-            exitCode: 0
-            finishedAt: {{ $now | Quote }}
-            reason: Completed
-            startedAt: {{ $now | Quote }}
-      {{ end }}
-      hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
-      podIP: {{ PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
-      phase: Running
-      startTime: {{ $now | Quote }}
+${RUNNING_POD_STATUS}
 ---
 apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage

@@ -34,28 +34,32 @@ const sampleQuery = async (): Promise<string> => {
 };
 
 /**
- * Istio's `istio_requests_total` as a sidecar at the destination reports it, fed at a steady rate per
- * workload: `ok` and `errors` requests per second.
+ * Istio's `istio_requests_total` as a sidecar at the destination reports it for a Deployment's pods
+ * (docs/istio-telemetry.md), fed at a steady rate per track: `ok` and `errors` requests per second. The
+ * Service reported is the per-track one the route sends to, never `<app>`, so the seed's query, which
+ * selects `destination_service_name="<app>"`, sees neither track here.
  */
 function istioTraffic(env: RolloutEnv, app: string) {
-  const rates = new Map<string, { ok: number; errors: number }>();
-  const series = (workload: string, code: string) => ({
+  const rates = new Map<"primary" | "secondary", { ok: number; errors: number }>();
+  const series = (track: "primary" | "secondary", code: string) => ({
     reporter: "destination",
     destination_workload_namespace: env.namespace,
-    destination_workload: workload,
-    destination_service_name: app,
+    destination_workload: childNames(app)[track],
+    destination_canonical_service: app,
+    destination_canonical_revision: track,
+    destination_service_name: childNames(app)[track],
     response_code: code,
   });
   const tickMs = 200;
   const timer = setInterval(() => {
-    for (const [workload, rate] of rates) {
-      env.exporter.add("istio_requests_total", series(workload, "200"), (rate.ok * tickMs) / 1000);
-      env.exporter.add("istio_requests_total", series(workload, "500"), (rate.errors * tickMs) / 1000);
+    for (const [track, rate] of rates) {
+      env.exporter.add("istio_requests_total", series(track, "200"), (rate.ok * tickMs) / 1000);
+      env.exporter.add("istio_requests_total", series(track, "500"), (rate.errors * tickMs) / 1000);
     }
   }, tickMs);
   return {
     set(track: "primary" | "secondary", ok: number, errors: number) {
-      rates.set(childNames(app)[track], { ok, errors });
+      rates.set(track, { ok, errors });
     },
     stop: () => clearInterval(timer),
   };
@@ -103,7 +107,7 @@ describe("rollout: evidence before any verdict", () => {
       assert.match(failed?.message ?? "", /no evidence that the secondary served traffic in 2 analyses in a row/);
       assert.match(
         failed?.query ?? "",
-        new RegExp(`istio_requests_total\\{.*destination_workload="${name}-secondary"\\}\\[\\d+s\\]`),
+        new RegExp(`istio_requests_total\\{.*destination_canonical_revision="secondary"\\}\\[\\d+s\\]`),
         "the query as run",
       );
       const events = await appEvents(env, name);
@@ -151,14 +155,18 @@ describe("rollout: evidence before any verdict", () => {
   );
 
   test(
-    "(2b) the same, judged by the seed's unscoped query: the primary's errors fail the healthy secondary",
+    "(2b) the seed's unscoped query never sees the secondary under Istio's labels: a secondary with errors passes it",
     { timeout: 60_000 },
     async () => {
-      const name = "blamed";
+      // Istio reports the secondary's requests against `<name>-secondary` (the Service the route sends to),
+      // never against `<name>`: the seed's `destination_service_name="<name>"` selects nothing, and an empty
+      // result passes seed mode. Only the evidence check stands between it and a promotion, and it sees
+      // traffic. This is why the README's query shapes table says never to select the app's Service.
+      const name = "blind";
       const traffic = istioTraffic(env, name);
       feeds.push(traffic);
-      traffic.set("primary", 40, 5);
-      traffic.set("secondary", 30, 0);
+      traffic.set("primary", 40, 0);
+      traffic.set("secondary", 20, 10);
       const unscoped = (SEED_SPEC.prometheusQuery ?? "").replace("canaryapp-sample", name);
       const recorder = await deployApp(
         env,
@@ -170,12 +178,11 @@ describe("rollout: evidence before any verdict", () => {
           { prometheusQuery: unscoped },
         ),
       );
-      const patched = await changeImage(env, name, image(name, "v2"));
-      const status = await untilSettled(recorder, "Failed", patched);
-      const failed = status.failedImages?.[0];
-      assert.equal(failed?.metric, "prometheusQuery");
-      assert.match(failed?.query ?? "", /destination_service_name="blamed"/);
-      console.log(`# unscoped: ${failed?.message} though the secondary answered no error`);
+      const v2 = image(name, "v2");
+      const patched = await changeImage(env, name, v2);
+      const status = await untilSettled(recorder, "Healthy", patched);
+      assert.equal(status.primaryImage, v2, "promoted: the query judged a Service no request is reported against");
+      console.log(`# unscoped: ${v2} promoted though a third of its requests answered 500`);
     },
   );
 
@@ -202,7 +209,12 @@ describe("rollout: evidence before any verdict", () => {
       assert.equal(failed?.reason, "AnalysisFailed");
       assert.equal(failed?.metric, "prometheusQuery");
       assert.ok((failed?.value ?? 0) > 2, `errors in the step: ${failed?.value}`);
-      assert.match(failed?.query ?? "", new RegExp(`destination_workload="${name}-secondary".*\\[\\d+s\\]\\)\\) > 2$`));
+      assert.match(
+        failed?.query ?? "",
+        new RegExp(
+          `destination_canonical_service="${name}",destination_canonical_revision="secondary".*\\[\\d+s\\]\\)\\) > 2$`,
+        ),
+      );
       const event = (await appEvents(env, name)).find((e) => e.reason === "AnalysisFailed");
       assert.match(event?.message ?? "", /secondary-traffic \d+(\.\d+)? requests .*\[window \d+s;/);
       console.log(`# ${failed?.message}; value ${failed?.value}; query ${failed?.query}`);
@@ -241,7 +253,10 @@ describe("rollout: evidence before any verdict", () => {
       assert.ok((compared?.figures?.["primaryErrors"] ?? 0) > 0, "the primary had errors in the window");
       assert.equal(compared?.figures?.["secondaryErrors"], 0);
       assert.ok((compared?.figures?.["secondaryRequests"] ?? 0) >= 50);
-      assert.match(compared?.query ?? "", /label_replace\(sum\(increase\(istio_requests_total\{.*"peer-primary"/);
+      assert.match(
+        compared?.query ?? "",
+        /label_replace\(sum\(increase\(istio_requests_total\{.*destination_canonical_service="peer",destination_canonical_revision="primary"/,
+      );
       console.log(`# compare: ${compared?.message}`);
     },
   );
