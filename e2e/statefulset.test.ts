@@ -15,7 +15,8 @@
  *    forever), and comes back on the stable revision;
  * 5. v5 promoted after it;
  * 6. the same default analysis promotes a Deployment and a batch release (Istio reports those pods under
- *    `<name>-secondary` and the canonical revision `secondary`).
+ *    `<name>-secondary` and the canonical revision `secondary`);
+ * 7. `istioctl analyze` finds no error and no warning in the namespace.
  * Before, during and after every step each pod `<app>-N` mounts `data-<app>-N`, bound to the volume made
  * for it, and no claim is ever deleted or replaced.
  */
@@ -31,6 +32,7 @@ import { TRAFFIC_CHECK_NAME } from "../src/rollout/checks.js";
 import { pinImage } from "../src/rollout/image-ref.js";
 import { fakeDigest, NEVER_READY_ANNOTATION } from "./cluster/fake-nodes.js";
 import { startEnvironment, type Environment } from "./demo/environment.js";
+import { assertAnalyzeClean, istioAnalyze, printAnalyzeReport } from "./istioctl.js";
 import { StoryRecorder } from "./demo/recorder.js";
 import { canaryApps, eventually, testKubeConfig, testKubeConfigPath } from "../test/support/kube.js";
 
@@ -648,5 +650,13 @@ describe("the StatefulSet story, judged by the default analysis on Istio's telem
         );
       }
     });
+  });
+
+  test("7. istioctl analyze on the namespace: no error, no warning", async (t) => {
+    if (!step(t)) return;
+    // The StatefulSet's objects, the Deployment's and the batch release's, as they stand after their tests.
+    const report = await istioAnalyze(testKubeConfigPath(), namespace);
+    printAnalyzeReport(report, {});
+    assertAnalyzeClean(report, {});
   });
 });

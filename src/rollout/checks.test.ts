@@ -8,6 +8,7 @@ import {
   SEED_CHECK_NAME,
   TRAFFIC_CHECK_NAME,
   analysisChecks,
+  blindToSecondary,
   checkProblems,
   renderChecks,
 } from "./checks.js";
@@ -23,6 +24,21 @@ describe("analysisChecks", () => {
   test("no check at all: the built-in success rate with min 99", () => {
     assert.deepEqual(analysisChecks(spec({})), [
       traffic,
+      {
+        name: "request-success-rate",
+        mode: "threshold",
+        query: BUILTIN_QUERIES["request-success-rate"],
+        min: DEFAULT_SUCCESS_RATE_MIN,
+      },
+    ]);
+  });
+
+  test("the seed manifest's query, blind to the secondary, does not count as a check: the built-in success rate judges it too", () => {
+    const seed =
+      'increase(istio_requests_total{destination_service_name="canaryapp-sample",response_code=~"5.*"}[20s]) > 2';
+    assert.deepEqual(analysisChecks(spec({ prometheusQuery: seed })), [
+      traffic,
+      { name: SEED_CHECK_NAME, mode: "seed", query: seed },
       {
         name: "request-success-rate",
         mode: "threshold",
@@ -145,4 +161,29 @@ describe("checkProblems", () => {
       c.problems.forEach((re, i) => assert.match(problems[i] ?? "", re));
     });
   }
+});
+
+describe("blindToSecondary: does a query select a Service the secondary's requests are never reported against?", () => {
+  const cases: [string, boolean][] = [
+    ['sum(istio_requests_total{destination_service_name="web"})', true],
+    ['sum(istio_requests_total{destination_service="web.shop.svc.cluster.local"})', true],
+    ['sum(istio_requests_total{destination_service_name = "{{name}}"})', true],
+    [
+      'sum(istio_requests_total{destination_service_name="{{service}}",destination_canonical_revision="{{secondaryRevision}}"})',
+      true,
+    ],
+    ['sum(istio_requests_total{destination_service_name="{{secondary}}"})', false],
+    ['sum(istio_requests_total{destination_service_name="web-secondary"})', false],
+    ['sum(istio_requests_total{destination_service="web-secondary.shop.svc.cluster.local"})', false],
+    [
+      'sum(istio_requests_total{destination_canonical_service="{{name}}",destination_canonical_revision="{{secondaryRevision}}"})',
+      false,
+    ],
+    ['sum(istio_requests_total{destination_workload="{{secondary}}"})', false],
+    ['sum(istio_requests_total{destination_service_name!="web"})', false],
+    ['sum(istio_requests_total{destination_service_name=~"web.*"})', false],
+    ["sum(rate(orders_failed_total[1m]))", false],
+  ];
+  for (const [query, blind] of cases)
+    test(`${blind ? "blind" : "sees it"}: ${query}`, () => assert.equal(blindToSecondary(query), blind));
 });

@@ -68,11 +68,25 @@ function isBuiltin(name: string): name is BuiltinMetric {
 }
 
 /**
+ * Whether a query selects Istio's `destination_service` or `destination_service_name` equal to a Service
+ * other than the secondary's. The route sends the secondary's share to `<name>-secondary`, and Istio reports
+ * a request against the Service it was routed to or one that selects the receiving pod, never against the
+ * app's Service `<name>` (docs/istio-telemetry.md, ADR 0023): such a query never sees the version under test.
+ */
+export function blindToSecondary(query: string): boolean {
+  for (const match of query.matchAll(/\bdestination_service(?:_name)?\s*=\s*"([^"]*)"/g)) {
+    if (!/\{\{\s*secondary\s*\}\}|-secondary(\.|$)/.test(match[1] ?? "")) return true;
+  }
+  return false;
+}
+
+/**
  * The checks of one analysis, in the order the results must come back: the evidence of traffic first
  * (unless `analysis.requireTraffic` is false), then the seed query (if set), the comparison with the primary
  * (if asked for), then each metric. A built-in
  * metric takes its query from the templates unless it gives its own. A spec without any check still gets
- * the success rate, so that no image is ever promoted unmeasured.
+ * the success rate, so that no image is ever promoted unmeasured; so does a spec whose every check is blind
+ * to the secondary (`blindToSecondary`: the seed manifest's own query is).
  */
 export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
   const checks: AnalysisCheck[] = [];
@@ -104,10 +118,12 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
     });
   }
   checks.push(...webhookChecks(spec, "rollout"));
-  if (
-    checks.every((check) => check.mode === "traffic" || check.mode === "webhook") &&
-    spec.analysis.metrics.length === 0
-  ) {
+  // A check that cannot see the secondary's requests judges nothing of the new version.
+  const judged = checks.some(
+    (check) => check.mode !== "traffic" && check.mode !== "webhook" && !blindToSecondary(check.query),
+  );
+  const taken = checks.some((check) => check.name === "request-success-rate");
+  if (!judged && !taken) {
     checks.push({
       name: "request-success-rate",
       mode: "threshold",

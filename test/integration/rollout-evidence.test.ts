@@ -155,13 +155,13 @@ describe("rollout: evidence before any verdict", () => {
   );
 
   test(
-    "(2b) the seed's unscoped query never sees the secondary under Istio's labels: a secondary with errors passes it",
+    "(2b) the seed's unscoped query never sees the secondary under Istio's labels: the built-in success rate judges it too",
     { timeout: 60_000 },
     async () => {
       // Istio reports the secondary's requests against `<name>-secondary` (the Service the route sends to),
-      // never against `<name>`: the seed's `destination_service_name="<name>"` selects nothing, and an empty
-      // result passes seed mode. Only the evidence check stands between it and a promotion, and it sees
-      // traffic. This is why the README's query shapes table says never to select the app's Service.
+      // never against `<name>`: the seed's `destination_service_name="<name>"` selects nothing of the new
+      // version, and an empty result passes seed mode. Such a query does not count as a check, so the
+      // analysis also runs the built-in success rate, as for a spec with no check (checks.ts blindToSecondary).
       const name = "blind";
       const traffic = istioTraffic(env, name);
       feeds.push(traffic);
@@ -180,9 +180,12 @@ describe("rollout: evidence before any verdict", () => {
       );
       const v2 = image(name, "v2");
       const patched = await changeImage(env, name, v2);
-      const status = await untilSettled(recorder, "Healthy", patched);
-      assert.equal(status.primaryImage, v2, "promoted: the query judged a Service no request is reported against");
-      console.log(`# unscoped: ${v2} promoted though a third of its requests answered 500`);
+      const status = await untilSettled(recorder, "Failed", patched);
+      assert.deepEqual(seen(recorder.primary), [null, image(name, "v1")], "never promoted");
+      const failed = status.failedImages?.[0];
+      assert.equal(failed?.metric, "request-success-rate");
+      assert.ok((failed?.value ?? 100) < 99, `the secondary's success rate: ${failed?.value}`);
+      console.log(`# unscoped: ${failed?.message} (the seed's query alone saw no failing series)`);
     },
   );
 
