@@ -85,9 +85,17 @@ istioctl: ## Build the pinned istioctl from its Go module into the cache (`make 
 
 ##@ Tests
 
+# The commands a test runs (make demo, make bench, ...) run as a user runs them, not as part of this make's
+# parallel jobs and held output.
+ALONE := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL
+
 .PHONY: test
 # build is the type check (tsc fails on any type error), so typecheck is not run a second time here.
-test: deps build lint test-unit test-integration test-e2e test-docs ## Everything: typecheck (build), lint, unit, integration, e2e, README
+# The e2e tests and the README's commands run side by side: each starts control planes of its own (ports, kubeconfigs
+# and work directories are private to each), and both spend most of their time waiting on rollout intervals. Each
+# one's output is printed whole when it ends (--output-sync).
+test: deps build lint test-unit test-integration ## Everything: typecheck (build), lint, unit, integration, then e2e and README side by side
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-e2e test-docs
 
 .PHONY: test-unit
 test-unit: build ## Unit tests (no cluster)
@@ -99,11 +107,11 @@ test-integration: build ## Integration tests against a local kube-apiserver (pro
 
 .PHONY: test-e2e
 test-e2e: build istioctl ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze
-	npm run --silent test:e2e
+	$(ALONE) npm run --silent test:e2e
 
 .PHONY: test-docs
 test-docs: build ## Run every command README.md gives (make demo included), verbatim
-	npm run --silent test:docs
+	$(ALONE) npm run --silent test:docs
 
 .PHONY: bench
 bench: build ## Run the benchmarks, the scale table beside its floor (JSON: bench/results/ or BENCH_JSON; BENCH_APPS=1000,5000 the sizes, BENCH_ONLY=scale|scrape|planner|rollout|capacity one part, BENCH_CHAOS=1, BENCH_SHARDS=1 the sharded replicas)
