@@ -394,7 +394,7 @@ export function startController({
     identity: config.leaderElection.identity,
     client: leaseClientFor(api),
     log,
-    gate: (phase) => epoch.mayLead(phase),
+    gate: epoch,
     onStartedLeading: (signal) => controller.run(signal),
     // A lost lease means another replica may already be acting: do not wait for in-flight reconciles to
     // finish their writes; `done` resolves "lost" at once and main.ts exits, so the replica restarts clean.

@@ -5,6 +5,7 @@ import { EpochGate } from "./epoch-gate.js";
 import { FakeClock } from "./fake-clock.js";
 import { FakeLeases } from "./fake-leases.js";
 import { ShardElector } from "./shard-election.js";
+import { recordFromSpec } from "./lease.js";
 
 const log = pino({ level: "silent" });
 
@@ -34,6 +35,33 @@ describe("EpochGate (the unsharded leader as the 1-share case)", () => {
       false,
       "left the group",
     );
+  });
+
+  test("standing by: the member Lease written once per renewal period (6 s), nothing listed or read again", async () => {
+    const { clock, leases, gate } = setup();
+    const member = () =>
+      [...leases.leases.values()].find((l) => l.metadata?.labels?.["canaryapp.io/lease-role"] === "member");
+    await gate.standBy();
+    assert.equal(member()?.metadata?.labels?.["canaryapp.io/shard-count"], "1", "a member of count 1");
+    const writes = leases.writes;
+    for (let t = 0; t < 6; t++) {
+      await clock.advance(2_000);
+      await gate.standBy();
+    }
+    assert.equal(leases.lists, 0);
+    assert.equal(leases.writes - writes, 2, "written again at 6 s and 12 s");
+    assert.equal(recordFromSpec(member()?.spec).renewTimeMs, clock.now());
+    // Someone else wrote it meanwhile: the write conflicts, and the next one reads it first.
+    const stored = member();
+    if (stored !== undefined)
+      leases.leases.set(stored.metadata?.name ?? "", {
+        ...stored,
+        metadata: { ...stored.metadata, resourceVersion: "999" },
+      });
+    await clock.advance(6_000);
+    await gate.standBy();
+    await gate.standBy();
+    assert.equal(recordFromSpec(member()?.spec).renewTimeMs, clock.now(), "renewed after reading it again");
   });
 
   test("sharded replicas in force: the leader neither takes its Lease nor moves the epoch, and says why", async () => {

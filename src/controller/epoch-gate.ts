@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { systemClock, type Clock } from "../api/clock.js";
 import { isConflict, toError } from "../kube/errors.js";
 import { decideEpoch, epochLeaseName, parseCount, type MemberSeen, type ShareSeen } from "./epoch.js";
-import type { ShardLeaseClient } from "./leader-election.js";
+import type { LeadGate, ShardLeaseClient } from "./leader-election.js";
 import {
   acquiredRecord,
   hasExpired,
@@ -36,12 +36,14 @@ export interface EpochGateOptions {
  * epoch at 1. A replica of another count that moved the epoch meanwhile sees the leader Lease held, and waits.
  * Once held, the leader Lease itself keeps the epoch at 1: nobody moves it while it is held.
  *
- * While it stands by (asking at every try, every 2 to 4.4 s), it is a member of count 1 (`<group>-member-<hash>`,
- * as sharded replicas are): replicas of another count do not move the epoch away from 1 while it lives, so a
- * rolling update hands the apps to a standby of the old count before the new count takes over. Leading, it
- * does not renew it (the leader Lease blocks the epoch by itself); `leave` deletes it on a graceful stop.
+ * While it stands by, it is a member of count 1 (`<group>-member-<hash>`, as sharded replicas are): replicas of
+ * another count do not move the epoch away from 1 while it lives, so a rolling update hands the apps to a
+ * standby of the old count before the new count takes over. The leader elector asks `mayLead` only when the
+ * leader Lease could be taken, and `standBy` otherwise, which writes the member Lease once per `renewAfterMs`
+ * and reads nothing else. Leading, it does not renew it (the leader Lease blocks the epoch by itself); `leave`
+ * deletes it on a graceful stop.
  */
-export class EpochGate {
+export class EpochGate implements LeadGate {
   private readonly clock: Clock;
   private readonly elapsed: () => number;
   private readonly log: Logger;
@@ -52,6 +54,8 @@ export class EpochGate {
   private readonly renewAfterMs: number;
   /** When this process last wrote its member Lease (monotonic), if it did. */
   private memberRenewedAt: number | undefined;
+  /** The member Lease as last read or written by this process. */
+  private member: Lease | undefined;
 
   constructor(private readonly options: EpochGateOptions) {
     this.clock = options.clock ?? systemClock;
@@ -111,6 +115,21 @@ export class EpochGate {
     return false;
   }
 
+  /**
+   * Keeps the member Lease alive while the leader Lease is held by another replica: a write when it is due (the
+   * Lease as last written, so nothing is read first; after a conflict, read again). Never throws.
+   */
+  async standBy(): Promise<void> {
+    if (this.memberRenewedAt !== undefined && this.elapsed() - this.memberRenewedAt < this.renewAfterMs) return;
+    try {
+      this.member ??= await this.options.client.get(this.options.namespace, this.memberName);
+    } catch (error) {
+      this.log.warn({ err: toError(error) }, "could not read the member Lease");
+      return;
+    }
+    await this.renewMembership(this.member);
+  }
+
   /** Deletes this replica's member Lease (a graceful stop). Never throws. */
   async leave(): Promise<void> {
     const { client, namespace } = this.options;
@@ -141,18 +160,18 @@ export class EpochGate {
       acquiredRecord(lease ? record : undefined, identity, this.clock.now(), this.leaseDurationMs),
     );
     try {
-      if (lease === undefined) {
-        await client.create({
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { namespace, name: this.memberName, labels },
-          spec,
-        });
-      } else {
-        await client.replace({ ...lease, metadata: { ...lease.metadata, labels }, spec });
-      }
+      this.member =
+        lease === undefined
+          ? await client.create({
+              apiVersion: "coordination.k8s.io/v1",
+              kind: "Lease",
+              metadata: { namespace, name: this.memberName, labels },
+              spec,
+            })
+          : await client.replace({ ...lease, metadata: { ...lease.metadata, labels }, spec });
       this.memberRenewedAt = sent;
     } catch (error) {
+      this.member = undefined;
       if (!isConflict(error)) this.log.warn({ err: toError(error) }, "could not renew the member Lease");
     }
   }

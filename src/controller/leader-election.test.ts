@@ -4,7 +4,7 @@ import type { Lease } from "./lease.js";
 import { pino } from "pino";
 import type { Clock } from "../api/clock.js";
 import { FakeClock, flush } from "./fake-clock.js";
-import { LeaderElector, type LeaseClient, type StopReason } from "./leader-election.js";
+import { LeaderElector, type LeadGate, type LeaseClient, type StopReason } from "./leader-election.js";
 import { recordFromSpec } from "./lease.js";
 
 function conflict(): Error {
@@ -94,7 +94,7 @@ function candidate(
   identity: string,
   leases: FakeLeases,
   clock: Clock,
-  opts: { slowStop?: boolean; release?: boolean; gate?: (phase: "acquire" | "confirm") => Promise<boolean> } = {},
+  opts: { slowStop?: boolean; release?: boolean; gate?: LeadGate } = {},
 ): Candidate {
   const state = {
     events: [] as string[],
@@ -144,9 +144,12 @@ describe("LeaderElector", () => {
     const asked: string[] = [];
     let answer = { acquire: false, confirm: false };
     const a = candidate("a", leases, clock, {
-      gate: (phase) => {
-        asked.push(phase);
-        return Promise.resolve(answer[phase]);
+      gate: {
+        mayLead: (phase) => {
+          asked.push(phase);
+          return Promise.resolve(answer[phase]);
+        },
+        standBy: () => Promise.reject(new Error("not asked while the lease is free")),
       },
     });
     await flush();
@@ -171,6 +174,38 @@ describe("LeaderElector", () => {
     assert.equal(asked.length, count);
     a.abort.abort();
     await a.result;
+  });
+
+  test("a standby behind a live leader does not ask the epoch (no list); it stands by each round until the lease expires", async () => {
+    const clock = new FakeClock();
+    const leases = new FakeLeases();
+    const leader = candidate("a", leases, clock);
+    await flush();
+    const calls: string[] = [];
+    const gate: LeadGate = {
+      mayLead: (phase) => {
+        calls.push(phase);
+        return Promise.resolve(true);
+      },
+      standBy: () => {
+        calls.push("standBy");
+        return Promise.resolve();
+      },
+    };
+    const standby = candidate("b", leases, clock, { gate, release: false });
+    await flush();
+    for (let i = 0; i < 5; i++) await clock.advance(4_400);
+    assert.ok(calls.length >= 5, `${calls.length} rounds`);
+    assert.deepEqual(new Set(calls), new Set(["standBy"]), "only standing by while the leader renews");
+    // The leader stops renewing (cut off without releasing): once the lease has expired, the epoch is asked.
+    leader.abort.abort();
+    await leader.result;
+    calls.length = 0;
+    for (let i = 0; i < 10 && !standby.elector.isLeader(); i++) await clock.advance(4_400);
+    assert.equal(standby.elector.isLeader(), true);
+    assert.deepEqual(calls.slice(-2), ["acquire", "confirm"]);
+    standby.abort.abort();
+    await standby.result;
   });
 
   test("creates a missing lease and leads", async () => {

@@ -111,12 +111,19 @@ export interface LeaderElectionOptions {
   onStoppedLeading: (reason: StopReason) => void | Promise<void>;
   /** Called when another replica is seen holding the lease. */
   onNewLeader?: (identity: string) => void;
+  /** The sharding epoch (ADR 0024; {@link EpochGate}), asked while campaigning. */
+  gate?: LeadGate;
+}
+
+/** What a campaigning replica asks of the sharding epoch. Neither call throws. */
+export interface LeadGate {
   /**
-   * The sharding epoch (ADR 0024; `EpochGate.mayLead`): asked "acquire" before each try to take the lease, and
-   * "confirm" once taken, before leading (a read made after the write). False: do not take it, or hand it
-   * back. Never throws.
+   * Asked "acquire" before a try to take a lease that is free, ours or expired, and "confirm" once taken,
+   * before leading (a read made after the write). False: do not take it, or hand it back.
    */
-  gate?: (phase: "acquire" | "confirm") => Promise<boolean>;
+  mayLead(phase: "acquire" | "confirm"): Promise<boolean>;
+  /** Called instead while the lease is held by another replica: the standby stays a member of its count. */
+  standBy(): Promise<void>;
 }
 
 /** client-go's JitterFactor for the acquire loop: retries are spread over retryPeriod · [1, 2.2). */
@@ -292,12 +299,34 @@ export class LeaderElector {
   private async campaign(): Promise<boolean> {
     const gate = this.options.gate;
     if (gate === undefined) return await this.attempt();
-    if (!(await gate("acquire"))) return false;
+    // The epoch is asked (a list of the group's Leases) only when the lease could be taken: a standby behind a
+    // live leader reads the lease alone, as without a gate, and renews its member Lease when that is due.
+    if (!(await this.acquirable())) {
+      await gate.standBy();
+      return false;
+    }
+    if (!(await gate.mayLead("acquire"))) return false;
     if (!(await this.attempt())) return false;
-    if (await gate("confirm")) return true;
+    if (await gate.mayLead("confirm")) return true;
     this.log.info("took the lease, but the sharding epoch is not 1 share: handing it back");
     await this.release();
     return false;
+  }
+
+  /** Whether the lease is free, ours or expired, as read now. False on an error (logged). */
+  private async acquirable(): Promise<boolean> {
+    const { namespace, name, client } = this.options;
+    try {
+      const lease = await client.get(namespace, name);
+      if (lease === undefined) return true;
+      const readAt = this.elapsed();
+      this.observed = observeLease(this.observed, lease, readAt);
+      this.observe(recordFromSpec(lease.spec).holderIdentity);
+      return canAcquire(this.observed, this.identity, readAt);
+    } catch (error) {
+      this.log.warn({ err: toError(error, `Lease ${namespace}/${name}`) }, "could not read the lease");
+      return false;
+    }
   }
 
   /** One try to acquire or renew. False when someone else holds the lease or won a race; errors are logged. */
