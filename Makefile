@@ -37,6 +37,7 @@ node_modules/.package-lock.json: package-lock.json
 .PHONY: toolchain
 toolchain: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd, kwok and helm; fetch Istio CRDs
 	e2e/toolchain/build-control-plane.sh all
+	e2e/toolchain/build-control-plane.sh helm
 
 ##@ Development
 
@@ -71,7 +72,7 @@ flagger: ## Build the pinned Flagger (the peer of `make bench-peers`) from its G
 	e2e/toolchain/build-control-plane.sh flagger
 
 .PHONY: helm
-helm: ## Build the pinned helm from its Go module into the cache (also part of `make toolchain`)
+helm: ## Build the pinned helm from its Go module into the cache (`make test-integration` and `make test-e2e` test the chart with it)
 	e2e/toolchain/build-control-plane.sh helm
 	@echo "$(HELM)"
 
@@ -102,11 +103,11 @@ test-unit: build ## Unit tests (no cluster)
 	npm run --silent test:unit
 
 .PHONY: test-integration
-test-integration: build ## Integration tests against a local kube-apiserver (profile api)
+test-integration: build helm ## Integration tests against a local kube-apiserver (profile api)
 	npm run --silent test:integration
 
 .PHONY: test-e2e
-test-e2e: build istioctl ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze
+test-e2e: build helm istioctl ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze
 	$(ALONE) npm run --silent test:e2e
 
 .PHONY: test-docs

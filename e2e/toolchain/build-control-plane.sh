@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok and helm from Go modules
-# into a per-version cache folder, and fetches Istio's CRDs from the istio.io/api module.
-# `flagger` (the peer `make bench-peers` compares with) and `istioctl` (which `make test-e2e` checks the controller's
-# Istio objects with) are built only when asked: not part of `all`.
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from Go modules into a
+# per-version cache folder, and fetches Istio's CRDs from the istio.io/api module (`all`: what `make demo` runs).
+# `helm` (the chart's tests), `flagger` (the peer `make bench-peers` compares with) and `istioctl` (which
+# `make test-e2e` checks the controller's Istio objects with) are built only when asked: not part of `all`.
 # Idempotent: a version already built is not built again (a no-op run takes milliseconds).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -139,6 +139,6 @@ case "$what" in
   helm) build_helm ;;
   flagger) build_flagger ;;
   istioctl) build_istioctl ;;
-  all) fetch_istio_crds; build_etcd; build_kwok; build_kubernetes; build_helm ;;
+  all) fetch_istio_crds; build_etcd; build_kwok; build_kubernetes ;;
   *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|helm|flagger|istioctl]" >&2; exit 2 ;;
 esac

@@ -2,7 +2,8 @@
 # Prepares a fresh Debian bookworm machine (as root) for `make test`: the apt packages the tests run
 # (openssl, shellcheck, lua5.1 for the Argo CD Lua tests, prometheus — whose binary the tests start themselves, never as a
 # service), Node in the project cache,
-# then the local control plane and helm (build-control-plane.sh). Idempotent: what is present is not installed again.
+# then the local control plane (build-control-plane.sh all: what `make demo` needs; the targets that need helm or istioctl
+# build them). Idempotent: what is present is not installed again.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env

@@ -49,7 +49,9 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   // .ci/run runs `make test`, whose prerequisites are these targets (checked below).
   { command: /^make (test|build|lint|test-unit|test-integration|test-e2e|test-docs)$/, by: ".ci/run (make test)" },
   // make test-e2e builds istioctl first: the e2e tests run it (e2e/istio-validate.test.ts, e2e/istioctl.ts).
-  { command: /^make istioctl$/, by: "Makefile", contains: ["test-e2e: build istioctl "] },
+  { command: /^make istioctl$/, by: "Makefile", contains: ["test-e2e: build helm istioctl "] },
+  // The chart's tests run helm (test/integration/helm-chart.test.ts, e2e/helm-install.test.ts).
+  { command: /^make helm$/, by: "Makefile", contains: ["test-integration: build helm ", "test-e2e: build helm "] },
   {
     command: /^kubectl -n shop annotate service web canaryapp\.io\/adopt=web$/,
     by: "test/integration/adoption.test.ts",
