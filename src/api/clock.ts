@@ -1,6 +1,6 @@
 /**
  * Time as a dependency. Everything in the controller runtime that waits or reads the time takes a `Clock`,
- * so tests move time forward by hand instead of sleeping (see fake-clock.ts).
+ * so tests move time forward by hand instead of sleeping (see controller/fake-clock.test-helpers.ts).
  */
 
 /** A scheduled callback that can be cancelled. */

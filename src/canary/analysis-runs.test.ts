@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { pino } from "pino";
 import type { CanaryApp } from "../api/types.js";
-import { FakeClock, flush } from "../controller/fake-clock.js";
+import { FakeClock, flush } from "../controller/fake-clock.test-helpers.js";
 import type { AnalysisProvider } from "../metrics/analysis-provider.js";
 import type { RenderedCheck } from "../rollout/checks.js";
 import type { QueryOutcome } from "../rollout/types.js";

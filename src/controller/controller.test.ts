@@ -9,8 +9,8 @@ import {
   type ReconcileOutcome,
 } from "./controller.js";
 import { sleep } from "../api/clock.js";
-import { FakeClock, flush } from "./fake-clock.js";
-import { FakeInformer } from "./fake-informer.js";
+import { FakeClock, flush } from "./fake-clock.test-helpers.js";
+import { FakeInformer } from "./fake-informer.test-helpers.js";
 import { keyFromLabel, objectKey } from "./keys.js";
 
 interface Thing {

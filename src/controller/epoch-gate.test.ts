@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { pino } from "pino";
 import { EpochGate } from "./epoch-gate.js";
-import { FakeClock } from "./fake-clock.js";
-import { FakeLeases } from "./fake-leases.js";
+import { FakeClock } from "./fake-clock.test-helpers.js";
+import { FakeLeases } from "./fake-leases.test-helpers.js";
 import { ShardElector } from "./shard-election.js";
 import { recordFromSpec } from "./lease.js";
 

@@ -1,7 +1,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { pino } from "pino";
-import { FakeClock, flush } from "./fake-clock.js";
+import { FakeClock, flush } from "./fake-clock.test-helpers.js";
 import {
   ListWatchInformer,
   createInformer,

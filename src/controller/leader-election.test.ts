@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { Lease } from "./lease.js";
 import { pino } from "pino";
 import type { Clock } from "../api/clock.js";
-import { FakeClock, flush } from "./fake-clock.js";
+import { FakeClock, flush } from "./fake-clock.test-helpers.js";
 import { LeaderElector, type LeadGate, type LeaseClient, type StopReason } from "./leader-election.js";
 import { recordFromSpec } from "./lease.js";
 

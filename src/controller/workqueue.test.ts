@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { FakeClock, flush } from "./fake-clock.js";
+import { FakeClock, flush } from "./fake-clock.test-helpers.js";
 import { WorkQueue } from "./workqueue.js";
 
 /** Resolves the promise's value if it settled already, else "pending". */

@@ -1,7 +1,7 @@
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { pino } from "pino";
-import { FakeClock } from "../controller/fake-clock.js";
+import { FakeClock } from "../controller/fake-clock.test-helpers.js";
 import { EventRecorder, eventClientFor, type EventClient } from "./events.js";
 import { FakeApiServer, status, type RecordedRequest } from "./fake-apiserver.test-helpers.js";
 

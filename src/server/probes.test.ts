@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { pino } from "pino";
 import { Controller, DEFAULT_STUCK_AFTER_MS } from "../controller/controller.js";
-import { FakeClock, flush } from "../controller/fake-clock.js";
-import { FakeInformer } from "../controller/fake-informer.js";
+import { FakeClock, flush } from "../controller/fake-clock.test-helpers.js";
+import { FakeInformer } from "../controller/fake-informer.test-helpers.js";
 import { objectKey } from "../controller/keys.js";
 import { startHttpServer } from "./http.js";
 
