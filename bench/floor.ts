@@ -11,7 +11,7 @@ import type { PooledKubeConfig } from "../src/kube/client.js";
 import { CHILD_KINDS } from "../src/kube/kinds.js";
 import { KubeRest } from "../src/kube/rest.js";
 import { desiredChildren, type ChildObject } from "../src/resources/children.js";
-import { withAppliedHash } from "../src/resources/compare.js";
+import { withAppliedHash } from "../src/resources/applied-hash.js";
 import { startPlan } from "../src/rollout/planner.js";
 import { istioRouter } from "../src/router/istio.js";
 import { deploymentTarget } from "../src/workload/deployment.js";

@@ -24,7 +24,7 @@ import type { CanaryApp, CanaryAppSpec } from "../src/api/types.js";
 import { LABELS } from "../src/api/types.js";
 import { shareLabelValue, shareOf } from "../src/controller/shards.js";
 import { desiredChildren, withMetadataLabels, type ChildObject } from "../src/resources/children.js";
-import { withAppliedHash } from "../src/resources/compare.js";
+import { withAppliedHash } from "../src/resources/applied-hash.js";
 import type { Plan, Weights } from "../src/rollout/types.js";
 import { istioRouter, type VirtualServiceObject } from "../src/router/istio.js";
 import { noMeshRouter } from "../src/router/none.js";

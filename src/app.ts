@@ -28,7 +28,7 @@ import { CANARY_APPS, CHILD_KINDS, PODS } from "./kube/kinds.js";
 import { KubeRest } from "./kube/rest.js";
 import { ProviderPool } from "./metrics/factory.js";
 import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
-import { analysisByMode } from "./metrics/judges.js";
+import { analysisByMode } from "./metrics/by-mode.js";
 import { webhookAnalysis, webhookDeadlineMs, webhookRefusal } from "./metrics/webhook-analysis.js";
 import { DEFAULT_WEBHOOK_TIMEOUT_SECONDS } from "./rollout/checks.js";
 import { NotificationDeliveries } from "./notify/deliveries.js";

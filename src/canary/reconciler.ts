@@ -7,7 +7,7 @@ import { objectKey, splitKey } from "../controller/keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import { desiredChildren, withMetadataLabels, type ChildObject } from "../resources/children.js";
 import { nameClash, ownedByAnotherApp, takeOverRefusal, type ExistingObject } from "../resources/ownership.js";
-import { alreadyApplied, APPLIED_HASH_ANNOTATION, withAppliedHash } from "../resources/compare.js";
+import { alreadyApplied, APPLIED_HASH_ANNOTATION, withAppliedHash } from "../resources/applied-hash.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { WorkloadTarget } from "../workload/workload.js";
 import type { RenderedCheck } from "../rollout/checks.js";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { withDefaults } from "../api/defaults.js";
 import { observePods } from "../canary/observe.js";
-import { alreadyApplied, withAppliedHash } from "../resources/compare.js";
+import { alreadyApplied, withAppliedHash } from "../resources/applied-hash.js";
 import { desiredChildren } from "../resources/children.js";
 import { seedApp } from "../resources/fixtures.test-helpers.js";
 import type { Plan } from "../rollout/types.js";

@@ -5,7 +5,7 @@
  *
  * Readers, and what they need:
  * - children (Deployment, StatefulSet, Service, DestinationRule, VirtualService): drift repair (`alreadyApplied` in
- *   src/resources/compare.ts) compares what the controller applies — metadata name, namespace, labels,
+ *   src/resources/applied-hash.ts) compares what the controller applies — metadata name, namespace, labels,
  *   annotations (with the applied hash), ownerReferences, and the whole spec — so spec is kept whole;
  *   the work queue keys them by label; `observeDeployment` reads metadata.generation, the revision
  *   annotation and five status counters; the router reads the VirtualService's spec.

@@ -6,7 +6,7 @@ import type { CanaryApp } from "../api/types.js";
 import { scoreAnalysis } from "../rollout/analysis.js";
 import type { AnalysisCheck } from "../rollout/checks.js";
 import type { AnalysisProvider } from "./analysis-provider.js";
-import { analysisByMode } from "./judges.js";
+import { analysisByMode } from "./by-mode.js";
 import { webhookDestinations } from "../webhooks/destinations.js";
 import { MAX_REQUEST_BODY_BYTES } from "../webhooks/post.js";
 import { PostLimiter } from "../webhooks/rate-limit.js";

@@ -12,7 +12,7 @@ import type { ServiceObject } from "./service.js";
 import type { ChildObject } from "./children.js";
 import { statefulSetTarget } from "../workload/statefulset.js";
 import { seedApp } from "./fixtures.test-helpers.js";
-import { withAppliedHash } from "./compare.js";
+import { withAppliedHash } from "./applied-hash.js";
 
 const app = seedApp();
 const spec = withDefaults(app.spec);

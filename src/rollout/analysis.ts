@@ -1,6 +1,6 @@
 import type { MetricResult } from "../api/types.js";
 import type { AnalysisCheck } from "./checks.js";
-import { Z_CRITICAL, judgeComparison, readFigures } from "./compare.js";
+import { Z_CRITICAL, judgeComparison, readFigures } from "./comparison.js";
 import type { QueryOutcome } from "./types.js";
 
 /** Reasons a metric result carries; "ok" when it passed a threshold. */

@@ -1,7 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { BuiltinMetric, CanaryApp, WebhookSpec, WebhookType } from "../api/types.js";
-import type { CompareSettings } from "./compare.js";
-import { COMPARE_QUERY } from "./compare.js";
+import type { CompareSettings } from "./comparison.js";
+import { COMPARE_QUERY } from "./comparison.js";
 import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTemplateVariables } from "./templates.js";
 
 /**
@@ -10,7 +10,7 @@ import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTempl
  *   `min` (or no data) leaves the analysis inconclusive, never passed.
  * - "seed": the query selects failing series (the original `prometheusQuery`); any result fails the step.
  * - "threshold": the query returns numbers (one, or one a series) that must each lie within min/max.
- * - "compare": the query returns the figures of both tracks (compare.ts), judged secondary against primary.
+ * - "compare": the query returns the figures of both tracks (comparison.ts), judged secondary against primary.
  * - "webhook": `query` is the URL of a webhook (`webhook` says how to call it); it passes when it answers 2xx.
  */
 export type CheckMode = "traffic" | "seed" | "threshold" | "compare" | "webhook";
@@ -44,7 +44,7 @@ export interface QueryCheck {
 
 /**
  * Every kind of check an analysis runs: a query, or a webhook (mode "webhook", its URL as `query`). A new
- * judge adds its mode, and its provider beside Prometheus's and the webhooks' (metrics/judges.ts).
+ * judge adds its mode, and its provider beside Prometheus's and the webhooks' (metrics/by-mode.ts).
  */
 export type AnalysisCheck = QueryCheck;
 

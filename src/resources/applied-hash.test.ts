@@ -9,7 +9,7 @@ import {
   withAppliedHash,
   quantityValue,
   sameQuantity,
-} from "./compare.js";
+} from "./applied-hash.js";
 
 describe("isSubset", () => {
   test("server defaults and other fields do not count", () => {

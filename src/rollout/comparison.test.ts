@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { CompareSettings, Figure } from "./compare.js";
-import { COMPARE_QUERY, Z_CRITICAL, judgeComparison, readFigures, twoProportionZ } from "./compare.js";
+import type { CompareSettings, Figure } from "./comparison.js";
+import { COMPARE_QUERY, Z_CRITICAL, judgeComparison, readFigures, twoProportionZ } from "./comparison.js";
 import { scoreCheck } from "./analysis.js";
 import { renderQuery } from "./templates.js";
 
