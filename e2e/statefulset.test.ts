@@ -248,9 +248,15 @@ function untilFirstWeight(what: string): Promise<number> {
 }
 
 /** Patches the app's spec (a JSON merge patch: null removes a field) and returns when the API server took it. */
+/**
+ * Patches the app's spec; returns when the patch was sent, the earliest the controller can have seen it (its
+ * watch event can arrive before the response does, so a time taken after the response could start a deadline
+ * late by the response's latency).
+ */
 async function patch(spec: Record<string, unknown>): Promise<number> {
+  const sent = Date.now();
   await canaryAppsApi.patchSpec(APP, spec);
-  return Date.now();
+  return sent;
 }
 
 /** The analyses the app's status showed for the test of `image`, in order. */
