@@ -154,7 +154,7 @@ export class CanaryReconciler {
     const toldAll = await this.record(app, plan, key, log, now);
     // The requests this plan answered are on record in status now: they are consumed before the world is
     // changed, so a GitOps tool sees no drift for longer than the status write takes.
-    if (plan.removeAnnotations.length > 0) await this.consumed(app, plan.removeAnnotations);
+    if (plan.removeAnnotations.length > 0) await this.removeConsumed(app, plan.removeAnnotations);
     const { rejection, createdPrimary } = await this.actOrRejection(app, planning.spec, plan, log);
     const applied = primaryCreated(
       childrenApplied(app.status ?? {}, rejection?.message, now),
@@ -328,7 +328,7 @@ export class CanaryReconciler {
   }
 
   /** Removes the answered requests' annotations, and keeps `app` current (annotations, resourceVersion). */
-  private async consumed(app: CanaryApp, keys: string[]): Promise<void> {
+  private async removeConsumed(app: CanaryApp, keys: string[]): Promise<void> {
     const resourceVersion = await this.deps.writer.removeAnnotations(app, keys);
     const annotations = app.metadata.annotations;
     if (annotations !== undefined) for (const key of keys) delete annotations[key];

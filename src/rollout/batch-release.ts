@@ -6,7 +6,7 @@
 import type { CanaryState } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
-import { annotateCommand, consume, consumed, emit } from "./context.js";
+import { annotateCommand, consume, alreadyConsumed, emit } from "./context.js";
 import { isTesting } from "./decisions.js";
 import { runsSubject, wasSecondaryReady } from "./facts.js";
 import { revisionOf } from "./revision.js";
@@ -149,7 +149,7 @@ export function holdForApproval(ctx: PlanContext, canary: CanaryState): boolean 
   if (waiting === undefined) return false;
   // A paused release holds even an approval: it is acted on (and removed) once the release is resumed.
   if (canary.pausedAt !== undefined) return true;
-  if (!ctx.requests.approve || consumed(ctx, ANNOTATIONS.approve)) return true;
+  if (!ctx.requests.approve || alreadyConsumed(ctx, ANNOTATIONS.approve)) return true;
   consume(ctx, ANNOTATIONS.approve);
   delete canary.approval;
   canary.approved = waiting.batch;
@@ -173,7 +173,7 @@ export function holdForApproval(ctx: PlanContext, canary: CanaryState): boolean 
  * just approved (a plan replayed before the annotation's removal), with a Warning otherwise.
  */
 export function answerStrayApproval(ctx: PlanContext): void {
-  if (!ctx.requests.approve || consumed(ctx, ANNOTATIONS.approve)) return;
+  if (!ctx.requests.approve || alreadyConsumed(ctx, ANNOTATIONS.approve)) return;
   const canary = ctx.status.canary;
   // Held for a paused release that waits for it (holdForApproval).
   if (canary?.approval !== undefined && canary.pausedAt !== undefined) return;

@@ -84,7 +84,7 @@ export function consume(ctx: PlanContext, annotation: string): void {
 }
 
 /** Whether a request annotation was already handled in this plan. */
-export function consumed(ctx: PlanContext, annotation: string): boolean {
+export function alreadyConsumed(ctx: PlanContext, annotation: string): boolean {
   return ctx.removeAnnotations.includes(annotation);
 }
 

@@ -1,7 +1,7 @@
 import type { CanaryState } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
-import { consumed } from "./context.js";
+import { alreadyConsumed } from "./context.js";
 import type { Progress, TestFacts } from "./decisions.js";
 import { GATE_TYPES, replicasForWeight, stepClockStart } from "./decisions.js";
 import { secondaryReady, showsRevision } from "./observation.js";
@@ -31,8 +31,8 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
     secondaryReady: secondaryReadyNow(ctx, canary),
     specValid: ctx.problems.length === 0,
     manualPromotion: analysis.manualPromotion,
-    abortRequested: ctx.requests.abort && !consumed(ctx, ANNOTATIONS.abort),
-    promoteRequested: ctx.requests.promote && !consumed(ctx, ANNOTATIONS.promote),
+    abortRequested: ctx.requests.abort && !alreadyConsumed(ctx, ANNOTATIONS.abort),
+    promoteRequested: ctx.requests.promote && !alreadyConsumed(ctx, ANNOTATIONS.promote),
     failedChecks: canary.failedChecks,
     threshold: analysis.threshold,
     progressDeadlineSeconds: analysis.progressDeadlineSeconds,

@@ -6,7 +6,7 @@ import { ANNOTATIONS } from "../api/types.js";
 import type { RenderedCheck } from "./checks.js";
 import { renderChecks, renderGateChecks } from "./checks.js";
 import type { PlanContext } from "./context.js";
-import { annotateCommand, consume, consumed, createContext, emit, removeAnnotationCommand } from "./context.js";
+import { annotateCommand, consume, alreadyConsumed, createContext, emit, removeAnnotationCommand } from "./context.js";
 import {
   handleAbort,
   handleInvalidRequests,
@@ -157,7 +157,7 @@ function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean; gate
   // After the running test, which may record a failure, so that a replay of this plan (its annotation
   // not yet removed) finds nothing left to forget; before a new test, so that it may be the retried one.
   handleRetry(ctx);
-  if (ctx.status.canary === undefined) rest(ctx);
+  if (ctx.status.canary === undefined) noTestRunning(ctx);
   answerStrayApproval(ctx);
   return { plan: assemble(ctx), analysisWanted: ctx.analysisWanted, gateWanted: ctx.gateWanted };
 }
@@ -211,8 +211,8 @@ function runTest(ctx: PlanContext, canary: CanaryState): void {
 }
 
 /** No test runs: consume stray requests, and start a test when spec.image asks for one. */
-function rest(ctx: PlanContext): void {
-  if (ctx.requests.promote && !consumed(ctx, ANNOTATIONS.promote)) {
+function noTestRunning(ctx: PlanContext): void {
+  if (ctx.requests.promote && !alreadyConsumed(ctx, ANNOTATIONS.promote)) {
     consume(ctx, ANNOTATIONS.promote);
     emit(ctx, "Warning", "NothingToPromote", "no test is running; nothing to promote");
   }

@@ -34,7 +34,7 @@ export function advanceStage(ctx: PlanContext, canary: CanaryState): void {
     case "AwaitingPromotion":
       return progress(ctx, canary);
     case "Promoting":
-      return promote(ctx, canary);
+      return awaitPrimaryRollout(ctx, canary);
     case "Finalising":
     case "RollingBack":
       return finishIfDrained(ctx, canary);
@@ -307,7 +307,7 @@ export function promotionOverdue(ctx: PlanContext, canary: CanaryState): boolean
  * The test keeps going and warns once (the Progressing reason records that the warning was given);
  * the abort annotation returns the primary to the last promoted image if a person decides so.
  */
-function promote(ctx: PlanContext, canary: CanaryState): void {
+function awaitPrimaryRollout(ctx: PlanContext, canary: CanaryState): void {
   const image = deployedImage(canary.image, canary.digest);
   // A batch release hands over batch by batch: the primary is done once it runs all the replicas.
   const handedOver = ctx.spec.strategy.type !== "batches" || primaryRestored(ctx);
