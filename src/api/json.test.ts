@@ -72,3 +72,23 @@ describe("jsonEqual", () => {
     assert.equal(jsonEqual({ a: "1" }, { a: 1 }), false);
   });
 });
+
+describe("stableJson", () => {
+  /** JSON.stringify with every object's keys sorted: what stableJson wrote before it was the library's. */
+  const sortedStringify = (v: unknown): string | undefined =>
+    JSON.stringify(v, (_key, x: unknown) =>
+      x !== null && typeof x === "object" && !Array.isArray(x)
+        ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+        : x,
+    );
+
+  test("writes what JSON.stringify writes with the keys sorted (so applied hashes and revisions do not change)", () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        assert.equal(stableJson(v), sortedStringify(v) ?? "");
+      }),
+      { numRuns: 3000 },
+    );
+    assert.equal(stableJson({ b: [1, { d: 2, c: undefined }], a: "x" }), '{"a":"x","b":[1,{"d":2}]}');
+  });
+});

@@ -1,10 +1,12 @@
-/** JSON with object keys sorted, so equal content always hashes (and compares) the same. */
+import stringify from "safe-stable-stringify";
+
+/**
+ * JSON with object keys sorted, so equal content always hashes (and compares) the same: the one canonical JSON
+ * of the project (applied hashes, revisions). Written as JSON.stringify would write the same value with its keys
+ * sorted (pinned by a property test), so hashes stay what they were.
+ */
 export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : v,
-  );
+  return stringify(value) ?? "";
 }
 
 /**

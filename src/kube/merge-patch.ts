@@ -4,25 +4,12 @@
  * controller can write a complete next status as a merge patch without leaving stale keys behind.
  */
 
+import { jsonEqual } from "../api/json.js";
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
-}
-
-function jsonEqual(a: unknown, b: unknown): boolean {
-  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
-}
-
-/** Sorts keys and drops undefined members, so equal documents serialise alike. */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (!isPlainObject(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    if (value[key] !== undefined) out[key] = canonical(value[key]);
-  }
-  return out;
 }
 
 /**

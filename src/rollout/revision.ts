@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import stringify from "safe-stable-stringify";
 import type { ResolvedSpec } from "../api/defaults.js";
+import { stableJson } from "../api/json.js";
 import type { PodTemplateParts } from "../api/types.js";
 import { normaliseImage } from "./image-ref.js";
 
@@ -15,10 +15,7 @@ export function templateOf(spec: Pick<ResolvedSpec, "imageListenPort" | "pod">):
 }
 
 function hash(value: unknown): string {
-  return createHash("sha256")
-    .update(stringify(value) ?? "")
-    .digest("hex")
-    .slice(0, 10);
+  return createHash("sha256").update(stableJson(value)).digest("hex").slice(0, 10);
 }
 
 /** The revision of the template besides the image. */
@@ -56,7 +53,7 @@ export function describeChanges(from: PodTemplateParts, to: PodTemplateParts): s
   for (const key of keys) {
     const before = (from.pod as Record<string, unknown>)[key];
     const after = (to.pod as Record<string, unknown>)[key];
-    if (stringify(before) === stringify(after)) continue;
+    if (stableJson(before) === stableJson(after)) continue;
     if (key === "env") parts.push(...envChanges(from.pod.env ?? [], to.pod.env ?? []));
     else parts.push(`${POD_FIELDS_NAMED[key] ?? key} changed`);
   }
@@ -64,8 +61,8 @@ export function describeChanges(from: PodTemplateParts, to: PodTemplateParts): s
 }
 
 function envChanges(from: readonly { name: string }[], to: readonly { name: string }[]): string[] {
-  const before = new Map(from.map((e) => [e.name, stringify(e)]));
-  const after = new Map(to.map((e) => [e.name, stringify(e)]));
+  const before = new Map(from.map((e) => [e.name, stableJson(e)]));
+  const after = new Map(to.map((e) => [e.name, stableJson(e)]));
   const out: string[] = [];
   for (const [name, value] of after) {
     if (!before.has(name)) out.push(`env ${name} added`);
