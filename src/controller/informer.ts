@@ -1,3 +1,4 @@
+import { backoffMs } from "./backoff.js";
 import type { Logger } from "pino";
 import { KubeApiError, isGone, toError } from "../kube/errors.js";
 import { abortable } from "./abortable.js";
@@ -299,7 +300,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
           );
         } catch (error) {
           failures++;
-          const delayMs = Math.min(this.initialBackoffMs * 2 ** (failures - 1), this.maxBackoffMs);
+          const delayMs = backoffMs(failures, this.initialBackoffMs, this.maxBackoffMs);
           this.log.warn(
             { err: toError(error, `${this.options.resource}: list`), failures, delayMs, labelSelector },
             "load failed; retrying",
@@ -426,7 +427,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
         }
         failures++;
         this.failingSince ??= this.clock.now();
-        const delayMs = Math.min(this.initialBackoffMs * 2 ** (failures - 1), this.maxBackoffMs);
+        const delayMs = backoffMs(failures, this.initialBackoffMs, this.maxBackoffMs);
         this.log.warn(
           { err: toError(error), failures, delayMs, synced: this.synced },
           this.resourceVersion === "" ? "list failed; retrying" : "watch failed; restarting",

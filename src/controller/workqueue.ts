@@ -1,3 +1,4 @@
+import { backoffMs } from "./backoff.js";
 import { systemClock, type Clock, type Timer } from "../api/clock.js";
 
 /** Options of a {@link WorkQueue}. */
@@ -89,10 +90,8 @@ export class WorkQueue {
   addRateLimited(key: string, afterMs?: number): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
-    // 2^n overflows to Infinity for large n; the cap keeps the delay finite.
-    const backoffMs = this.baseDelayMs * 2 ** n;
     const asked = afterMs !== undefined && Number.isFinite(afterMs) && afterMs > 0 ? afterMs : 0;
-    const delayMs = Math.min(Math.max(backoffMs, asked), this.maxDelayMs);
+    const delayMs = Math.min(Math.max(backoffMs(n + 1, this.baseDelayMs, this.maxDelayMs), asked), this.maxDelayMs);
     this.addAfter(key, delayMs);
     return delayMs;
   }
