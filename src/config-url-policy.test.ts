@@ -20,6 +20,6 @@ describe("--prometheus-url-policy", () => {
   });
 
   test("--help documents the flag and how to widen it", () => {
-    assert.match(usage(), /--prometheus-url-policy .*\$PROMETHEUS_URL_POLICY .*\* for anywhere/);
+    assert.match(usage(), /--prometheus-url-policy <value>\s+\$PROMETHEUS_URL_POLICY: [^$]*\*\s+for\s+anywhere/);
   });
 });

@@ -1,8 +1,13 @@
 import { hostname } from "node:os";
+import { Command, CommanderError, Option as FlagOption } from "commander";
 import { controllerUrlPolicy, DEFAULT_URL_POLICY, UrlPolicyError } from "./metrics/url-policy.js";
 import { parseRoutePolicy, RoutePolicyError } from "./router/host-policy.js";
 
-/** The controller's configuration, from flags (`--name=value` or `--name value`) over environment variables. */
+/**
+ * The controller's configuration, from flags (`--name=value` or `--name value`, parsed by commander as the
+ * kubectl plugin's are) over environment variables.
+ */
+
 /** CanaryApps reconciled at once when --workers is not given (ADR 0018). */
 export const DEFAULT_WORKERS = 20;
 
@@ -186,27 +191,47 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
 
 /** The usage text printed by --help. */
 export function usage(): string {
-  const lines = Object.values(OPTIONS).map((o: Option) => `  --${o.flag.padEnd(28)} $${o.env.padEnd(28)} ${o.help}`);
-  return ["Usage: canaryapp [flags]", "", ...lines].join("\n");
+  return flagParser().helpInformation();
 }
 
+/** Whether a flag is a switch: given bare it means true (`--leader-elect`), or takes true/false. */
+const SWITCHES = new Set<string>([OPTIONS.leaderElect.flag, OPTIONS.allowPlainHttpCredentials.flag]);
+
+/** The flags as commander reads them, each with its environment variable named in the help. */
+function flagParser(): Command {
+  const program = new Command("canaryapp")
+    .usage("[flags]")
+    .helpOption(false)
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined })
+    .configureHelp({ helpWidth: 160 })
+    .argument("[unexpected...]");
+  for (const option of Object.values(OPTIONS) as Option[]) {
+    const value = SWITCHES.has(option.flag) ? "[true|false]" : "<value>";
+    program.addOption(new FlagOption(`--${option.flag} ${value}`, `$${option.env}: ${option.help}`));
+  }
+  return program;
+}
+
+/** The flags given, by name; an unknown flag, a flag without its value or a positional argument is refused. */
 function parseFlags(argv: string[]): Map<string, string> {
-  const known = new Set(Object.values(OPTIONS).map((o: Option) => o.flag));
+  const program = flagParser();
+  try {
+    program.parse(argv, { from: "user" });
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error;
+    const flag = /'(--[^'= ]+)/.exec(error.message)?.[1] ?? "";
+    if (error.code === "commander.unknownOption") throw new ConfigError(`unknown flag ${flag} (see --help)`);
+    if (error.code === "commander.optionMissingArgument") throw new ConfigError(`${flag}: a value is needed`);
+    throw new ConfigError(error.message.replace(/^error: /, ""));
+  }
+  const [unexpected] = program.args;
+  if (unexpected !== undefined) throw new ConfigError(`unexpected argument "${unexpected}"`);
   const flags = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    if (!arg.startsWith("--")) throw new ConfigError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf("=");
-    const flag = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
-    if (!known.has(flag)) throw new ConfigError(`unknown flag --${flag} (see --help)`);
-    let value: string | undefined = eq === -1 ? undefined : arg.slice(eq + 1);
-    if (value === undefined) {
-      const next = argv[i + 1];
-      // A bare boolean flag (--leader-elect) means true.
-      if (next === undefined || next.startsWith("--")) value = "true";
-      else value = argv[++i];
-    }
-    flags.set(flag, value ?? "");
+  for (const option of program.options) {
+    // A string, or true for a switch given bare.
+    const value = program.getOptionValue(option.attributeName()) as string | true | undefined;
+    if (value !== undefined) flags.set(option.long?.slice(2) ?? "", value === true ? "true" : value);
   }
   return flags;
 }
