@@ -6,19 +6,20 @@ import { sleep, systemClock, type Clock } from "../api/clock.js";
 
 /**
  * Informers: list + watch caches of one resource, with event handlers, in the manner of client-go's
- * reflector and shared informer.
+ * reflector and shared informer (ADR 0002).
  *
- * client-node ships `makeInformer`/`ListWatch`, but it is not used here because (in 2.0) it stops for
- * good after any watch error other than 410 (the caller must restart it), reports no "synced" state,
- * can open a new watch after `stop()` when stop races the initial list, and caches listed objects as
- * deserialised class instances but watched ones as plain JSON. This implementation keeps client-node's
- * `Watch` for the HTTP stream (auth, TLS, inactivity timeout) and owns the loop:
+ * The HTTP side is a {@link Watcher}: the controller's `KubeRest` (kube/rest.ts: its own connection pool,
+ * auth and TLS, the watch stream's liveness), or client-node's stream for tools and tests (kube/watch.ts).
+ * Lists are read as they arrive, item by item (ADR 0019), and what a cache keeps of each object is its
+ * `transform` (kube/trim.ts, ADR 0013). This file owns the loop:
  *
- * - list, then watch from the list's resourceVersion, with bookmarks;
- * - a failed list or watch is retried with capped exponential backoff (logged);
+ * - list (or `load`: a share's or a label selector's part of the resource, for sharding, ADR 0016), then
+ *   watch from the list's resourceVersion, with bookmarks and a jittered server-side timeout;
+ * - a failed list or watch is retried after `backoffMs` (controller/backoff.ts), logged;
  * - 410 Gone (an expired resourceVersion, as a watch ERROR event or an HTTP status) relists at once;
- * - a watch the server or the client's inactivity timeout ends is resumed from the last resourceVersion;
- * - on relist, objects that disappeared get `onDelete`, changed ones `onUpdate`, new ones `onAdd`.
+ * - a watch the server or the client's liveness check ends is resumed from the last resourceVersion;
+ * - on relist, objects that disappeared get `onDelete`, changed ones `onUpdate`, new ones `onAdd`;
+ * - `stalled()` says why a cache has not been current for a while (the readiness probe shows it).
  *
  * Cached objects are plain JSON and deep-frozen: they are shared with every reader and must never be
  * mutated (sample-controller: "NEVER modify objects from the store"). Callers `structuredClone` before
