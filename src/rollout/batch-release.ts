@@ -7,7 +7,7 @@ import type { CanaryState } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, alreadyConsumed, emit } from "./context.js";
-import { isTesting } from "./decisions.js";
+import { approvalDue, isTesting } from "./decisions.js";
 import { runsSubject, wasSecondaryReady } from "./facts.js";
 import { revisionOf } from "./revision.js";
 import { batchReplicas } from "../api/batch-sizes.js";
@@ -146,10 +146,13 @@ export function waitForApproval(ctx: PlanContext, canary: CanaryState): boolean 
  */
 export function holdForApproval(ctx: PlanContext, canary: CanaryState): boolean {
   const waiting = canary.approval;
-  if (waiting === undefined) return false;
-  // A paused release holds even an approval: it is acted on (and removed) once the release is resumed.
-  if (canary.pausedAt !== undefined) return true;
-  if (!ctx.requests.approve || alreadyConsumed(ctx, ANNOTATIONS.approve)) return true;
+  const answer = approvalDue({
+    waitingForApproval: waiting !== undefined,
+    paused: canary.pausedAt !== undefined,
+    approveRequested: ctx.requests.approve && !alreadyConsumed(ctx, ANNOTATIONS.approve),
+  });
+  if (answer === undefined || waiting === undefined) return false;
+  if (answer === "held") return true;
   consume(ctx, ANNOTATIONS.approve);
   delete canary.approval;
   canary.approved = waiting.batch;

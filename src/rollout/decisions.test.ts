@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { CanaryState, MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
-import type { Progress, TestFacts } from "./decisions.js";
+import type { ApprovalAnswer, ObservedDigest, Progress, TestFacts } from "./decisions.js";
 import {
+  approvalDue,
+  digestFailure,
   capacityWait,
   clockAfterPause,
   gateDue,
@@ -888,4 +890,54 @@ describe("routeHandoverDue: a VirtualService left from mesh: istio", () => {
     }));
   test("handed over drainSeconds ago: remove it", () =>
     assert.deepEqual(routeHandoverDue({ handedOverAt: "2026-11-27T12:00:05.000Z" }, now, 5), { kind: "remove" }));
+});
+
+describe("digestFailure: when does a test stop testing one build?", () => {
+  const image = "shop:v2";
+  const cases: [name: string, seen: ObservedDigest, recorded: string | undefined, reason: string | undefined][] = [
+    ["no pod reports a digest yet", { kind: "unknown" }, undefined, undefined],
+    ["no pod reports one, one recorded", { kind: "unknown" }, "sha256:a", undefined],
+    ["the first digest reported (the planner records it)", { kind: "one", digest: "sha256:a" }, undefined, undefined],
+    ["the recorded digest", { kind: "one", digest: "sha256:a" }, "sha256:a", undefined],
+    ["another digest than the recorded one", { kind: "one", digest: "sha256:b" }, "sha256:a", "DigestChanged"],
+    ["pods that disagree", { kind: "mixed", digests: ["sha256:a", "sha256:b"] }, undefined, "DigestsDiffer"],
+    [
+      "pods that disagree, one recorded",
+      { kind: "mixed", digests: ["sha256:a", "sha256:b"] },
+      "sha256:a",
+      "DigestsDiffer",
+    ],
+  ];
+  for (const [name, seen, recorded, reason] of cases) {
+    test(name, () => {
+      const failure = digestFailure(image, seen, recorded);
+      assert.equal(failure?.reason, reason);
+      if (failure !== undefined) {
+        assert.equal(failure.result, "Failed");
+        assert.match(failure.message, /shop:v2/);
+      }
+    });
+  }
+});
+
+describe("approvalDue: when does an approved batch start the next one?", () => {
+  const cases: [
+    waitingForApproval: boolean,
+    paused: boolean,
+    approveRequested: boolean,
+    answer: ApprovalAnswer | undefined,
+  ][] = [
+    [false, false, false, undefined],
+    [false, false, true, undefined],
+    [false, true, true, undefined],
+    [true, false, false, "held"],
+    [true, true, false, "held"],
+    [true, true, true, "held"],
+    [true, false, true, "approved"],
+  ];
+  for (const [waitingForApproval, paused, approveRequested, answer] of cases) {
+    test(`waiting ${waitingForApproval}, paused ${paused}, approve annotation ${approveRequested}: ${answer ?? "not asked"}`, () => {
+      assert.equal(approvalDue({ waitingForApproval, paused, approveRequested }), answer);
+    });
+  }
 });

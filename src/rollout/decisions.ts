@@ -7,7 +7,8 @@
  * - when does it promote?          {@link promotionDue} (and {@link promoteRefusal}: why a request is not followed)
  * - when does it wait for a person? {@link promotionGateReached}
  * - when does a webhook hold it?   {@link gateDue} (confirm-rollout, pre-rollout, confirm-promotion)
- * - when does it roll back?        {@link rollbackDue}
+ * - when does it roll back?        {@link rollbackDue}, and {@link digestFailure} (the test no longer tests one build)
+ * - when does an approved batch start the next? {@link approvalDue}
  * - where does the secondary's share go while the route is refused? {@link secondaryServiceTrack}
  * - when does it look again?       {@link requeueAfterSeconds}
  * - how many pods does the secondary run? {@link secondaryReplicas} (and {@link replicasForWeight})
@@ -698,4 +699,53 @@ export function routeHandoverDue(
   if (staleRoute.handedOverAt === undefined) return { kind: "handOver" };
   const left = secondsUntil(now, staleRoute.handedOverAt, drainSeconds);
   return left > 0 ? { kind: "wait", seconds: Math.ceil(left * 1000) / 1000 } : { kind: "remove" };
+}
+
+/** What the secondary's ready pods running the image under test report as its digest (subject.observedDigest). */
+export type ObservedDigest =
+  { kind: "unknown" } | { kind: "one"; digest: string } | { kind: "mixed"; digests: string[] };
+
+/**
+ * When does a test stop testing one build? When the secondary's ready pods disagree on the digest, or report one
+ * other than the digest recorded for the test (the tag was pushed again and a pod pulled it): the analysis then
+ * covered code that may not be what would be promoted, and the test fails. Asked while the image is under test;
+ * no digest reported yet, or the first one (which the planner records), is no failure.
+ */
+export function digestFailure(
+  image: string,
+  seen: ObservedDigest,
+  recorded: string | undefined,
+): TestFailure | undefined {
+  if (seen.kind === "unknown") return undefined;
+  if (seen.kind === "mixed") {
+    return {
+      result: "Failed",
+      reason: "DigestsDiffer",
+      message: `the secondary's pods run different builds of ${image} (${seen.digests.join(", ")}): the test cannot say which one it judged`,
+    };
+  }
+  if (recorded === undefined || recorded === seen.digest) return undefined;
+  return {
+    result: "Failed",
+    reason: "DigestChanged",
+    message: `the secondary's pods now run ${seen.digest} of ${image}, not ${recorded} that was under test (the tag was pushed again)`,
+  };
+}
+
+/** What an approval does to a batch that waits for one. */
+export type ApprovalAnswer = "held" | "approved";
+
+/**
+ * When does an approved batch start the next one? A batch that waits for a person (batches.ts, pausesAfter)
+ * moves on when the approve annotation is on the app, not yet answered in this plan, and the release is not
+ * paused: a paused release holds even an approval, which is acted on once it is resumed. Until then the test is
+ * held ("held"): nothing moves and no analysis runs. Undefined: no batch waits.
+ */
+export function approvalDue(f: {
+  waitingForApproval: boolean;
+  paused: boolean;
+  approveRequested: boolean;
+}): ApprovalAnswer | undefined {
+  if (!f.waitingForApproval) return undefined;
+  return f.paused || !f.approveRequested ? "held" : "approved";
 }

@@ -4,7 +4,7 @@
  */
 import type { CanaryState, PodTemplateParts, PrimaryRecord } from "../api/types.js";
 import type { PlanContext } from "./context.js";
-import type { TestFailure } from "./decisions.js";
+import { digestFailure, type ObservedDigest, type TestFailure } from "./decisions.js";
 import type { RevisionRef } from "./failed-images.js";
 import { digestOfImageID, pinImage } from "./image-ref.js";
 import { describeChanges, revisionOf, sameSettings, settingsRevisionOf, templateOf } from "./revision.js";
@@ -81,10 +81,6 @@ export function primaryDeployedImage(ctx: PlanContext): string {
   return primary !== undefined && primary.image === image ? deployedImage(image, primary.digest) : image;
 }
 
-/** What the secondary's ready pods running `image` report as its digest. */
-export type ObservedDigest =
-  { kind: "unknown" } | { kind: "one"; digest: string } | { kind: "mixed"; digests: string[] };
-
 /**
  * The digest the secondary's ready pods of `image` ran: one when all that report one agree, `mixed` when
  * they do not, `unknown` when no ready pod reports one (none observed, or an empty imageID).
@@ -104,27 +100,11 @@ export function observedDigest(observed: Pick<Observation, "secondaryPods">, ima
 
 /**
  * Records the digest the secondary runs, once its pods report one, and says when the test no longer tests
- * one build: pods that disagree, or a digest other than the one recorded (the tag was pushed again and a
- * pod pulled it). The analysis then covered code that may not be what would be promoted: the test fails.
+ * one build (decisions.ts, digestFailure).
  */
 export function trackDigest(ctx: PlanContext, canary: CanaryState): TestFailure | undefined {
   const seen = observedDigest(ctx.observed, canary.image);
-  if (seen.kind === "unknown") return undefined;
-  if (seen.kind === "mixed") {
-    return {
-      result: "Failed",
-      reason: "DigestsDiffer",
-      message: `the secondary's pods run different builds of ${canary.image} (${seen.digests.join(", ")}): the test cannot say which one it judged`,
-    };
-  }
-  if (canary.digest === undefined) {
-    canary.digest = seen.digest;
-    return undefined;
-  }
-  if (canary.digest === seen.digest) return undefined;
-  return {
-    result: "Failed",
-    reason: "DigestChanged",
-    message: `the secondary's pods now run ${seen.digest} of ${canary.image}, not ${canary.digest} that was under test (the tag was pushed again)`,
-  };
+  const failure = digestFailure(canary.image, seen, canary.digest);
+  if (failure === undefined && seen.kind === "one") canary.digest ??= seen.digest;
+  return failure;
 }
