@@ -29,7 +29,6 @@ import {
 import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";
-import { canonicalRevisions } from "../workload/workload.js";
 import { secondaryReadyNow, testFacts } from "./facts.js";
 import { derivePhase } from "./phase.js";
 import { advanceStage, capacityMessage, promotionOverdue } from "./stages.js";
@@ -37,7 +36,7 @@ import type { InvalidSpecPlan } from "./reported.js";
 import { applyRefusal, invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
-import { revisionOf } from "./revision.js";
+import { canonicalRevisions, revisionOf } from "./revision.js";
 import { secondaryWeight, splitWeights } from "./steps.js";
 import {
   approveCommand,

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ResolvedSpec } from "../api/defaults.js";
 import { stableJson } from "../api/json.js";
-import type { PodTemplateParts } from "../api/types.js";
+import type { PodTemplateParts, Track } from "../api/types.js";
 import { normaliseImage } from "./image-ref.js";
 
 /**
@@ -71,4 +71,33 @@ function envChanges(from: readonly { name: string }[], to: readonly { name: stri
   for (const name of before.keys()) if (!after.has(name)) out.push(`env ${name} removed`);
   // Same variables, same values, another order.
   return out.length > 0 ? out : ["env order changed"];
+}
+
+/** What a track's workload is given, as far as its revision goes: the image, and the template when it is not spec's. */
+export interface RevisionWant {
+  image: string;
+  template?: PodTemplateParts;
+}
+
+/** The revision of the pod template a track's workload is given (ADR 0011). */
+export function wantRevision(spec: Pick<ResolvedSpec, "imageListenPort" | "pod">, want: RevisionWant): string {
+  return revisionOf(want.image, {
+    imageListenPort: want.template?.imageListenPort ?? spec.imageListenPort,
+    pod: want.template?.pod ?? spec.pod,
+  });
+}
+
+/**
+ * Istio's canonical revision of each track's pods (`destination_canonical_revision`, ADR 0023): the track
+ * for Deployments, whose pods say `primary` or `secondary`; for a StatefulSet, whose two tracks are one
+ * workload, the revision of the pod template each track runs (the secondary's is the primary's while no
+ * test runs). The built-in queries select a track's requests by it.
+ */
+export function canonicalRevisions(
+  spec: ResolvedSpec,
+  wants: { primary: RevisionWant; secondary: RevisionWant | null },
+): Record<Track, string> {
+  if (spec.workload.kind !== "StatefulSet") return { primary: "primary", secondary: "secondary" };
+  const primary = wantRevision(spec, wants.primary);
+  return { primary, secondary: wants.secondary === null ? primary : wantRevision(spec, wants.secondary) };
 }

@@ -1,7 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, Track } from "../api/types.js";
 import { ISTIO_CANONICAL_LABELS, LABELS, REVISION_ANNOTATION } from "../api/types.js";
-import { revisionOf } from "../rollout/revision.js";
+import { wantRevision } from "../rollout/revision.js";
 import type { ChildMeta } from "../api/meta.js";
 import { appRef, childLabels, childMeta, deploymentName } from "../api/meta.js";
 import type { WorkloadObservation } from "../rollout/types.js";
@@ -111,14 +111,6 @@ export function podTemplate(
       containers: [container],
     },
   };
-}
-
-/** The revision of the pod template a track's workload is given (ADR 0011). */
-export function wantRevision(spec: ResolvedSpec, want: TrackWant): string {
-  return revisionOf(want.image, {
-    imageListenPort: want.template?.imageListenPort ?? spec.imageListenPort,
-    pod: want.template?.pod ?? spec.pod,
-  });
 }
 
 interface DeploymentLike {

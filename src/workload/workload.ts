@@ -2,7 +2,6 @@ import type { ResolvedSpec } from "../api/defaults.js";
 import type { ChildMeta } from "../api/meta.js";
 import type { CanaryApp, PodTemplateParts, Track, WorkloadStatus } from "../api/types.js";
 import type { StrandedPodObservation, WorkloadObservation } from "../rollout/types.js";
-import { wantRevision } from "./deployment.js";
 
 /** A workload object as the target hands it to the reconciler for server-side apply. */
 export interface WorkloadObject {
@@ -81,19 +80,4 @@ export type AnyWorkloadTarget = WorkloadTarget | SharedWorkloadTarget;
 /** The target is one object for both tracks. */
 export function isShared(target: AnyWorkloadTarget): target is SharedWorkloadTarget {
   return "shared" in target && target.shared;
-}
-
-/**
- * Istio's canonical revision of each track's pods (`destination_canonical_revision`, ADR 0023): the track
- * for Deployments, whose pods say `primary` or `secondary`; for a StatefulSet, whose two tracks are one
- * workload, the revision of the pod template each track runs (the secondary's is the primary's while no
- * test runs). The built-in queries select a track's requests by it.
- */
-export function canonicalRevisions(
-  spec: ResolvedSpec,
-  wants: Pick<TrackWants, "primary" | "secondary">,
-): Record<Track, string> {
-  if (spec.workload.kind !== "StatefulSet") return { primary: "primary", secondary: "secondary" };
-  const primary = wantRevision(spec, wants.primary);
-  return { primary, secondary: wants.secondary === null ? primary : wantRevision(spec, wants.secondary) };
 }
