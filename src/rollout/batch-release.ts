@@ -8,7 +8,7 @@ import { ANNOTATIONS } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, alreadyConsumed, emit } from "./context.js";
 import { approvalDue, isTesting } from "./decisions.js";
-import { runsSubject, wasSecondaryReady } from "./facts.js";
+import { runsSubject } from "./facts.js";
 import { revisionOf } from "./revision.js";
 import { batchReplicas } from "../api/batch-sizes.js";
 import { batchComplete, batchPlanReplicas, pausesAfter, replicaShare } from "./batches.js";
@@ -57,18 +57,6 @@ export function batchReplicasNow(
     // The primary given the tested template starts from none of its pods available.
     primaryAvailable: promoting && !primaryRunsTested(ctx, canary) ? 0 : primary?.currentAvailable,
   });
-}
-
-/**
- * May the secondary take traffic? It runs the tested template and still has the pods of the last batch
- * that was rolled out available (batch 1 before it is): growing into the next batch does not make it
- * "not ready", losing pods it had does.
- */
-export function batchReadyNow(ctx: PlanContext, canary: CanaryState, count: number): boolean {
-  if (ctx.observed.secondary === null || !runsSubject(ctx, canary)) return false;
-  const available = ctx.observed.secondary.currentAvailable;
-  if (available === undefined) return wasSecondaryReady(ctx);
-  return available >= batchReplicas(ctx.spec.replicas, count, Math.max(1, canary.step));
 }
 
 /** The current batch is rolled out: only then is it timed and judged (batchComplete). */

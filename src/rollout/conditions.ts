@@ -1,5 +1,11 @@
 import type { Condition } from "../api/types.js";
 
+/** The condition a rejected child sets, and that clears once every child applies again. */
+export const CHILDREN_APPLIED = "ChildrenApplied";
+
+/** Ready's reason while a rejected child keeps the primary from running as specified. */
+export const CHILD_REJECTED = "ChildRejected";
+
 /** A condition as the planner wants it; lastTransitionTime is managed by setCondition. */
 export type ConditionUpdate = Omit<Condition, "lastTransitionTime">;
 

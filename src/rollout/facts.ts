@@ -9,8 +9,8 @@ import { describeChanges } from "./revision.js";
 import { stepWeight } from "./steps.js";
 import { secondaryRevision, specTemplate, templateChanged, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
-import { batchReadyNow } from "./batch-release.js";
 import { applyRefusal } from "./reported.js";
+import { batchReplicas } from "../api/batch-sizes.js";
 
 /**
  * The facts the decisions (decisions.ts) look at, as they stand now in the plan being built: requests
@@ -117,4 +117,16 @@ export function runsSubject(ctx: PlanContext, canary: CanaryState): boolean {
   return (
     observed !== null && observed.image === canary.image && showsRevision(observed, secondaryRevision(ctx, canary))
   );
+}
+
+/**
+ * May the secondary take traffic? It runs the tested template and still has the pods of the last batch
+ * that was rolled out available (batch 1 before it is): growing into the next batch does not make it
+ * "not ready", losing pods it had does.
+ */
+export function batchReadyNow(ctx: PlanContext, canary: CanaryState, count: number): boolean {
+  if (ctx.observed.secondary === null || !runsSubject(ctx, canary)) return false;
+  const available = ctx.observed.secondary.currentAvailable;
+  if (available === undefined) return wasSecondaryReady(ctx);
+  return available >= batchReplicas(ctx.spec.replicas, count, Math.max(1, canary.step));
 }

@@ -19,7 +19,7 @@ import {
   testing,
   type Scenario,
 } from "./fixtures.test-helpers.js";
-import { CHILDREN_APPLIED } from "./reported.js";
+import { CHILDREN_APPLIED } from "./conditions.js";
 import type { Plan } from "./types.js";
 
 const paused = { [ANNOTATIONS.paused]: "true" };

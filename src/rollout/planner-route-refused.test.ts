@@ -21,7 +21,7 @@ import {
   type Scenario,
 } from "./fixtures.test-helpers.js";
 import { FakeWorld } from "./fake-world.test-helpers.js";
-import { CHILDREN_APPLIED } from "./reported.js";
+import { CHILDREN_APPLIED } from "./conditions.js";
 
 const REFUSAL =
   'VirtualService shop/web: apply: admission webhook "weights.policy.example" denied the request: canary weight above 20 (HTTP 400)';

@@ -5,9 +5,8 @@
 import { jsonEqual } from "../api/json.js";
 import type { CanaryApp, CanaryAppStatus, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
-import type { ConditionUpdate } from "./conditions.js";
-import { setCondition } from "./conditions.js";
-import { readyCondition } from "./status-conditions.js";
+import { CHILD_REJECTED, CHILDREN_APPLIED, setCondition } from "./conditions.js";
+import { readyCondition, rejectedReady } from "./status-conditions.js";
 import { timestamp } from "./time.js";
 import type { PlannedEvent, WorkloadObservation } from "./types.js";
 
@@ -37,28 +36,6 @@ export function invalidSpecPlan(app: CanaryApp, message: string, now: Date, reas
   };
   if (statusEqual(previous, status)) return { status: previous, events: [] };
   return { status, events: [{ type: "Warning", reason, message }] };
-}
-
-/** The condition a rejected child sets, and that clears once every child applies again. */
-export const CHILDREN_APPLIED = "ChildrenApplied";
-
-/** Ready's reason while a rejected child keeps the primary from running as specified. */
-export const CHILD_REJECTED = "ChildRejected";
-
-/**
- * What Ready says while the last apply was rejected and the primary is not available: the rejection (it
- * names the child and the API server's reason), not "does not exist yet", which would send the reader
- * looking for a delay instead of an obstacle. Undefined when no child was rejected.
- */
-export function rejectedReady(conditions: readonly Condition[] | undefined): ConditionUpdate | undefined {
-  const applied = conditions?.find((c) => c.type === CHILDREN_APPLIED);
-  if (applied?.status !== "False") return undefined;
-  return {
-    type: CONDITION.Ready,
-    status: "False",
-    reason: CHILD_REJECTED,
-    message: `the primary cannot run as specified: a child could not be applied: ${applied.message}`,
-  };
 }
 
 /**

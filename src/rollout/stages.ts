@@ -1,7 +1,8 @@
 import type { AnalysisRecord, CanaryState, MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import { describeResult, formatNumber, judgeAnalysis } from "./analysis.js";
-import type { CapacityWait, PlanContext } from "./context.js";
+import type { PlanContext } from "./context.js";
+import { capacityMessage, PROMOTION_OVERDUE, WAITING_FOR_CAPACITY } from "./status-conditions.js";
 import { emit } from "./context.js";
 import type { GateAnswer, GateType } from "./decisions.js";
 import {
@@ -22,9 +23,6 @@ import { revisionOf } from "./revision.js";
 import { deployedImage, testedTemplate } from "./subject.js";
 import { hasElapsed } from "./time.js";
 import { holdForApproval, primaryRestored, waitForApproval } from "./batch-release.js";
-
-/** The reason of the Progressing condition while a promotion's primary rollout is overdue. */
-export const PROMOTION_OVERDUE = "ProgressDeadlineExceeded";
 
 /** Moves a test on by at most one stage, as the observation allows. */
 export function advanceStage(ctx: PlanContext, canary: CanaryState): void {
@@ -159,9 +157,6 @@ function holdAtGate(ctx: PlanContext, canary: CanaryState, type: GateType, answe
   }
 }
 
-/** The Progressing reason while a step waits for the next step's pods (spec.scaling: weighted). */
-export const WAITING_FOR_CAPACITY = "WaitingForCapacity";
-
 /**
  * The step lasted its interval, but the next step's pods are not all Available: its analysis waits for
  * them. Recorded for the condition and the message; said once, when the wait begins.
@@ -176,11 +171,6 @@ function waitForCapacity(ctx: PlanContext, canary: CanaryState): void {
   if (previousReason !== WAITING_FOR_CAPACITY) {
     emit(ctx, "Normal", WAITING_FOR_CAPACITY, `${capacityMessage(ctx.capacityWait)} (${canary.image})`);
   }
-}
-
-/** What a step waiting for capacity waits for, in words. */
-export function capacityMessage(wait: CapacityWait): string {
-  return `waiting for ${wait.needed} secondary pods Available before ${wait.weight}% (${wait.available} of ${wait.needed} so far)`;
 }
 
 /** The secondary's readiness changed: the step begins again, and its weight follows readiness. */

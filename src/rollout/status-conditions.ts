@@ -1,14 +1,11 @@
 import type { CanaryState, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
 import type { ConditionUpdate } from "./conditions.js";
-import { setCondition } from "./conditions.js";
-import type { PlanContext } from "./context.js";
+import { CHILD_REJECTED, CHILDREN_APPLIED, setCondition } from "./conditions.js";
+import type { CapacityWait, PlanContext } from "./context.js";
 import type { WorkloadObservation } from "./types.js";
-import { rejectedReady } from "./reported.js";
 /** The Ready and Progressing reason while a batch release waits for approval. */
 export const WAITING_FOR_APPROVAL = "WaitingForApproval";
-
-import { capacityMessage, PROMOTION_OVERDUE, WAITING_FOR_CAPACITY } from "./stages.js";
 
 /** What a running test is doing, in a few words, for the Progressing condition. */
 function progressingMessage(canary: CanaryState): string {
@@ -165,4 +162,31 @@ export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[
     at,
   );
   return list;
+}
+
+/** The reason of the Progressing condition while a promotion's primary rollout is overdue. */
+export const PROMOTION_OVERDUE = "ProgressDeadlineExceeded";
+
+/** The Progressing reason while a step waits for the next step's pods (spec.scaling: weighted). */
+export const WAITING_FOR_CAPACITY = "WaitingForCapacity";
+
+/** What a step waiting for capacity waits for, in words. */
+export function capacityMessage(wait: CapacityWait): string {
+  return `waiting for ${wait.needed} secondary pods Available before ${wait.weight}% (${wait.available} of ${wait.needed} so far)`;
+}
+
+/**
+ * What Ready says while the last apply was rejected and the primary is not available: the rejection (it
+ * names the child and the API server's reason), not "does not exist yet", which would send the reader
+ * looking for a delay instead of an obstacle. Undefined when no child was rejected.
+ */
+export function rejectedReady(conditions: readonly Condition[] | undefined): ConditionUpdate | undefined {
+  const applied = conditions?.find((c) => c.type === CHILDREN_APPLIED);
+  if (applied?.status !== "False") return undefined;
+  return {
+    type: CONDITION.Ready,
+    status: "False",
+    reason: CHILD_REJECTED,
+    message: `the primary cannot run as specified: a child could not be applied: ${applied.message}`,
+  };
 }
