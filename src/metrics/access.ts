@@ -13,7 +13,7 @@ import type { SecretData, SecretReader } from "./factory.js";
 import { safeEndpoint } from "./prometheus.js";
 import type { ServiceVerdicts } from "./services.js";
 import { controllerUrlPolicy, judgeUrl, type UrlPolicy } from "./url-policy.js";
-import { objectKey } from "../controller/keys.js";
+import { objectKey } from "../kube/keys.js";
 
 export interface PrometheusAccess {
   policy: UrlPolicy;

@@ -1,6 +1,6 @@
 /**
  * The judge's port: whatever runs the checks of an analysis. Prometheus runs the queries
- * (prometheus-analysis.ts), webhooks the `webhook` checks (webhook-analysis.ts); by-mode.ts sends each check
+ * (prometheus-analysis.ts), webhooks the `webhook` checks (webhooks/analysis.ts); by-mode.ts sends each check
  * to the provider of its mode. Each runs the kinds of `AnalysisCheck` (rollout/checks.ts) it knows.
  */
 import type { CanaryApp } from "../api/types.js";

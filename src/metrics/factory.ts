@@ -13,7 +13,7 @@ import { PrometheusConfigError } from "./errors.js";
 import type { MetricsProvider } from "./provider.js";
 import { PrometheusProvider, safeEndpoint, type PrometheusAuth } from "./prometheus.js";
 import type { RetryPolicy } from "./retry.js";
-import { objectKey } from "../controller/keys.js";
+import { objectKey } from "../kube/keys.js";
 
 /** What the controller's configuration supplies for every app. */
 export interface ProviderDefaults {

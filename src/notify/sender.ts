@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { CanaryApp, Notice, NotificationType } from "../api/types.js";
-import { objectKey } from "../controller/keys.js";
+import { objectKey } from "../kube/keys.js";
 import { ALLOWED_URLS_ANNOTATION, credentialRefusal } from "../metrics/credentials.js";
 import type { SecretReader } from "../metrics/factory.js";
 import { renderedWebhookUrl, webhookSubject, type WebhookDestinations } from "../webhooks/destinations.js";

@@ -13,7 +13,7 @@
  */
 import type { CanaryApp } from "../api/types.js";
 import { withDefaults } from "../api/defaults.js";
-import { objectKey } from "../controller/keys.js";
+import { objectKey } from "../kube/keys.js";
 import { destinationRefusal, serviceToCheck } from "../metrics/destination.js";
 import { safeEndpoint } from "../metrics/prometheus.js";
 import type { ServiceVerdicts } from "../metrics/services.js";

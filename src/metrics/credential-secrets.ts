@@ -8,8 +8,8 @@ import type { V1Secret } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { Informer, ObjectWithMeta, Watcher } from "../controller/informer.js";
 import { createInformer, onAllSynced } from "../controller/informer.js";
-import { CREDENTIALS_SELECTORS } from "../metrics/credentials.js";
-import type { KubeRest } from "./rest.js";
+import { CREDENTIALS_SELECTORS } from "./credentials.js";
+import type { KubeRest } from "../kube/rest.js";
 
 export type CredentialSecret = V1Secret & ObjectWithMeta;
 

@@ -5,12 +5,12 @@ import { after, before, describe, test } from "node:test";
 import type { CanaryApp } from "../api/types.js";
 import { scoreAnalysis } from "../rollout/analysis.js";
 import type { AnalysisCheck } from "../rollout/checks.js";
-import type { AnalysisProvider } from "./analysis-provider.js";
-import { analysisByMode } from "./by-mode.js";
-import { webhookDestinations } from "../webhooks/destinations.js";
-import { MAX_REQUEST_BODY_BYTES } from "../webhooks/post.js";
-import { PostLimiter } from "../webhooks/rate-limit.js";
-import { webhookAnalysis, webhookRefusal } from "./webhook-analysis.js";
+import type { AnalysisProvider } from "../metrics/analysis-provider.js";
+import { analysisByMode } from "../metrics/by-mode.js";
+import { webhookDestinations } from "./destinations.js";
+import { MAX_REQUEST_BODY_BYTES } from "./post.js";
+import { PostLimiter } from "./rate-limit.js";
+import { webhookAnalysis, webhookRefusal } from "./analysis.js";
 
 /** Destinations that allow what `allows` says, without any Service involved. */
 function destinations(allows: (url: string) => boolean) {

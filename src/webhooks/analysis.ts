@@ -1,13 +1,13 @@
 import type { CanaryApp } from "../api/types.js";
 import type { AnalysisCheck } from "../rollout/checks.js";
 import type { QueryOutcome } from "../rollout/types.js";
-import { objectKey } from "../controller/keys.js";
-import { renderedWebhookUrl, webhookSubject, type WebhookDestinations } from "../webhooks/destinations.js";
-import { bodyBytes, MAX_REQUEST_BODY_BYTES, postJson } from "../webhooks/post.js";
-import type { PostLimiter } from "../webhooks/rate-limit.js";
-import type { AnalysisProvider } from "./analysis-provider.js";
-import { shortText } from "./prometheus.js";
-import { STATUS_MESSAGE_MAX } from "./prometheus-analysis.js";
+import { objectKey } from "../kube/keys.js";
+import { renderedWebhookUrl, webhookSubject, type WebhookDestinations } from "./destinations.js";
+import { bodyBytes, MAX_REQUEST_BODY_BYTES, postJson } from "./post.js";
+import type { PostLimiter } from "./rate-limit.js";
+import type { AnalysisProvider } from "../metrics/analysis-provider.js";
+import { shortText } from "../metrics/prometheus.js";
+import { STATUS_MESSAGE_MAX } from "../metrics/prometheus-analysis.js";
 
 /** What a webhook check is sent: the app, where its test stands, and the spec's metadata. */
 export interface WebhookPayload {
