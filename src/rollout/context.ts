@@ -1,7 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
 import { checkProblems } from "./checks.js";
-import type { GateType } from "./decisions.js";
+import type { GateType } from "./test-facts.js";
 import type { Requests } from "./requests.js";
 import { readRequests } from "./requests.js";
 import { timestamp } from "./time.js";

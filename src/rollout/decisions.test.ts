@@ -2,29 +2,28 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { CanaryState, MetricResult } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
-import type { ApprovalAnswer, ObservedDigest, Progress, TestFacts } from "./decisions.js";
+import type { ApprovalAnswer, ObservedDigest } from "./decisions.js";
+import type { Progress, TestFacts } from "./test-facts.js";
 import {
   approvalDue,
   digestFailure,
   capacityWait,
-  clockAfterPause,
   gateDue,
   promoteRefusal,
   promotionDue,
   promotionGateReached,
-  replicasForWeight,
-  resumedClocks,
   rollbackDue,
   routeCarries,
   routeHandoverDue,
   secondaryHeld,
-  secondaryReplicas,
   secondaryRemovable,
   secondaryServiceTrack,
   stepClockStart,
   stepComplete,
   stepDue,
 } from "./decisions.js";
+import { clockAfterPause, resumedClocks } from "./paused-clocks.js";
+import { replicasForWeight, secondaryReplicas } from "./replicas.js";
 import type { Weights } from "./types.js";
 
 /*

@@ -10,61 +10,25 @@
  * - when does it roll back?        {@link rollbackDue}, and {@link digestFailure} (the test no longer tests one build)
  * - when does an approved batch start the next? {@link approvalDue}
  * - where does the secondary's share go while the route is refused? {@link secondaryServiceTrack}
- * - when does it look again?       {@link requeueAfterSeconds}
- * - how many pods does the secondary run? {@link secondaryReplicas} (and {@link replicasForWeight})
- * - how does a pause count toward a deadline? It does not: {@link clockAfterPause}, over every clock
- *   ({@link resumedClocks})
+ * - when is the route handed over to another mesh? {@link routeHandoverDue}
  *
- * Each is pure over {@link TestFacts}, a snapshot of one test taken where the planner asks; the planner
- * (stages.ts, controls.ts, lifecycle.ts) keeps only the effects: it moves the stage, records, emits. The
- * tables of cases for each question are in decisions.test.ts.
+ * Three questions of arithmetic rather than of the test's course have a file each beside this one:
+ * - when does it look again?       requeue.ts, `requeueAfterSeconds`
+ * - how many pods does the secondary run? replicas.ts, `secondaryReplicas` (and `replicasForWeight`)
+ * - how does a pause count toward a deadline? It does not: paused-clocks.ts, `clockAfterPause`, over every
+ *   clock (`resumedClocks`)
+ *
+ * Each is pure over {@link TestFacts} (test-facts.ts), a snapshot of one test taken where the planner asks
+ * (facts.ts); the planner (stages.ts, controls.ts, lifecycle.ts) keeps only the effects: it moves the stage,
+ * records, emits. The tables of cases for each question are in decisions.test.ts.
  */
-import type { ResolvedAnalysis } from "../api/defaults.js";
 import { ANNOTATIONS } from "../api/types.js";
-import type { CanaryStage, CanaryState, MetricResult, Scaling, Track, WebhookType } from "../api/types.js";
+import type { CanaryStage, CanaryState, Track } from "../api/types.js";
 import type { Verdict } from "./analysis.js";
 import { describeResult } from "./analysis.js";
-import { later, movedPast, secondsUntil } from "./time.js";
+import { later, secondsUntil } from "./time.js";
+import type { GateType, Progress, TestFacts, TestFailure } from "./test-facts.js";
 import type { Weights } from "./types.js";
-
-/**
- * How does a pause count toward a deadline? It does not: every clock a test keeps counts only the time the
- * test was not paused (ADR 0022). The status keeps no record of past pauses, only the current one
- * (`pausedAt`), so the rule is applied when a pause ends: a clock's start moves forward by the part of the
- * pause that came after it. A clock started before the pause moves by the whole pause; one started during
- * it (the secondary's readiness changed while paused) moves to the moment of the resume.
- */
-export function clockAfterPause(since: string, pausedAt: string, resumedAt: string): string {
-  return movedPast(since, pausedAt, resumedAt);
-}
-
-/**
- * The clocks of a paused test once it resumes at `resumedAt`, each moved by {@link clockAfterPause}:
- * - `stepStartedAt`: the progress deadline (for a secondary not available, or not ready, and for a step
- *   that waits for a route the API server refuses) and, with `stepRoutedAt`, the step's analysis interval,
- *   which goes on where it stopped;
- * - `inconclusive.since`: the deadline for a verdict;
- * - `gates.waiting.checkedAt`: when a held gate is asked again.
- * What only says when something began (`startedAt`, `stepBeganAt`, the waits' `since`) is no clock and
- * keeps its time: `stepBeganAt` starts the step's evidence window, and the step's weight carried traffic
- * while paused. The test is otherwise unchanged; `pausedAt` is gone.
- */
-export function resumedClocks(canary: Readonly<CanaryState>, resumedAt: string): CanaryState {
-  const { pausedAt, ...state } = canary;
-  if (pausedAt === undefined) return { ...state };
-  const move = (since: string): string => clockAfterPause(since, pausedAt, resumedAt);
-  const { stepRoutedAt, inconclusive, gates } = canary;
-  const waiting = gates?.waiting;
-  return {
-    ...state,
-    stepStartedAt: move(canary.stepStartedAt),
-    ...(stepRoutedAt !== undefined ? { stepRoutedAt: move(stepRoutedAt) } : {}),
-    ...(inconclusive !== undefined ? { inconclusive: { ...inconclusive, since: move(inconclusive.since) } } : {}),
-    ...(waiting !== undefined
-      ? { gates: { ...gates, waiting: { ...waiting, checkedAt: move(waiting.checkedAt) } } }
-      : {}),
-  };
-}
 
 /** The stages in which the image is still under test: they can be paused, promoted early or superseded. */
 export function isTesting(stage: CanaryStage): boolean {
@@ -74,97 +38,6 @@ export function isTesting(stage: CanaryStage): boolean {
 /** The ending stages: traffic returns to the primary, then the secondary goes. */
 export function isEnding(stage: CanaryStage): boolean {
   return stage === "Finalising" || stage === "RollingBack";
-}
-
-/** One running test as the planner sees it at the moment it asks a question. */
-export interface TestFacts {
-  stage: CanaryStage;
-  /** The image under test. */
-  image: string;
-  specImage: string;
-  /** spec's pod template, besides the image, is no longer the one under test (a new revision). */
-  templateChanged?: boolean;
-  /** What changed in it, e.g. "env FOO changed" (empty when nothing did). */
-  templateChanges?: string;
-  /** The image the primary runs, when known (the way back of an abort during promotion). */
-  primaryImage: string | undefined;
-  /** The current step (-1 before the first). */
-  step: number;
-  /** How many steps the spec has. */
-  steps: number;
-  paused: boolean;
-  secondaryReady: boolean;
-  /** The spec's analysis can run (no InvalidSpec problem). */
-  specValid: boolean;
-  manualPromotion: boolean;
-  /** An abort annotation not yet answered in this plan. */
-  abortRequested: boolean;
-  /** A promote annotation not yet answered in this plan. */
-  promoteRequested: boolean;
-  /** Failed analyses counted so far, not counting `progress.verdict`. */
-  failedChecks: number;
-  threshold: number;
-  progressDeadlineSeconds: number;
-  /** Analyses in a row without evidence of traffic that end the test (`NoEvidence`). */
-  inconclusiveLimit: number;
-  /** Prometheus gave no answer at the last analysis: the secondary gets no traffic until it does. */
-  trafficWithheld: boolean;
-  /**
-   * The API server refused the last apply of the children: its message (reported.ts, applyRefusal).
-   * Absent while every child applies.
-   */
-  applyRefused?: string;
-  /**
-   * The gates the spec names that have not answered 2xx in this test, in the order they are asked
-   * (confirm-rollout, pre-rollout, confirm-promotion). Absent: none.
-   */
-  pendingGates?: readonly GateType[];
-  /**
-   * The secondary has the pods the next step's weight needs, Available (always true with `spec.scaling:
-   * fixed`, and on the last step, after which no weight is added).
-   */
-  nextStepCapacity: boolean;
-  /**
-   * What moving the stage on looks at. Absent while the plan is still answering requests (abort, promote,
-   * a changed spec.image): those are answered first, before pause and resume, and without evidence.
-   */
-  progress?: Progress;
-}
-
-/** The evidence a test's stage moves on: time, readiness and the analysis. */
-export interface Progress {
-  /**
-   * The secondary's readiness differs from the last plan's. The previous planned weight tells whether it
-   * was ready: while stepping it is above 0 exactly when it was.
-   */
-  readinessChanged: boolean;
-  /** The progress deadline has passed since the current step (or wait) began. */
-  deadlinePassed: boolean;
-  /** The route has been observed carrying the current step's weight (`stepRoutedAt` is recorded). */
-  routed: boolean;
-  /** One analysis interval has passed since the step's clock started ({@link stepClockStart}). */
-  intervalPassed: boolean;
-  /** The judged analysis of this step, when the step is complete and its analysis ran. */
-  verdict?: Verdict;
-  /** Analyses in a row before this one that found no evidence of traffic. */
-  inconclusiveAnalyses: number;
-  /** The progress deadline has passed since the first analysis in a row that reached no verdict. */
-  noVerdictDeadlinePassed: boolean;
-  /** What the gate asked in this plan answered (see gateDue). */
-  gate?: GateAnswer;
-}
-
-/** The webhook types that hold a test until they answer 2xx (pre-rollout rolls it back instead). */
-export type GateType = Extract<WebhookType, "confirm-rollout" | "pre-rollout" | "confirm-promotion">;
-
-/** The order in which the gates are met. */
-export const GATE_TYPES: readonly GateType[] = ["confirm-rollout", "pre-rollout", "confirm-promotion"];
-
-/** What a gate's webhooks answered: passed when every one answered 2xx; else the first that did not. */
-export interface GateAnswer {
-  type: GateType;
-  passed: boolean;
-  decisive?: MetricResult;
 }
 
 /** The gates met before the first step; confirm-promotion is met before promotion. */
@@ -216,17 +89,6 @@ function firstStepGatesOpen(f: TestFacts): boolean {
 /** The confirm-promotion gate has answered 2xx (or there is none). */
 function promotionGateOpen(f: TestFacts): boolean {
   return !(f.pendingGates ?? []).includes("confirm-promotion");
-}
-
-/** Why a test ends without promotion. */
-export interface TestFailure {
-  result: "Failed" | "Aborted" | "Superseded";
-  reason: string;
-  message: string;
-  metric?: string;
-  value?: number;
-  /** The query (as run) that gave `value`. */
-  query?: string;
 }
 
 /**
@@ -557,130 +419,6 @@ export function secondaryRemovable(facts: {
   if (facts.neverRouted) return true;
   if (facts.drainedAt === undefined) return false;
   return secondsUntil(facts.now, facts.drainedAt, facts.drainSeconds) <= 0;
-}
-
-/**
- * How long to wait for the route to show the secondary drained before looking again. The reconciler has
- * just applied the weights, so the next observation should show them; this bounds the wait should the
- * route's update not trigger a reconcile by itself.
- */
-export const DRAIN_POLL_SECONDS = 2;
-
-/** What the requeue is computed from. */
-export interface RequeueFacts {
-  canary: CanaryState | undefined;
-  analysis: ResolvedAnalysis;
-  /** How long the secondary is kept after the route shows it drained. */
-  drainSeconds: number;
-  secondaryReady: boolean;
-  /** The analysis cannot run (invalid spec), so no analysis is due. */
-  invalid: boolean;
-  /** The last apply of the children was refused (applyRefusal). */
-  applyRefused?: boolean;
-  now: Date;
-}
-
-/** The wait when something is already due but was not acted on in this plan. */
-const OVERDUE_SECONDS = 1;
-
-/**
- * When does it look again? Seconds (to the millisecond, rounded up) until the next thing that time alone
- * makes due (the next analysis, a progress deadline); 1 when it is already due; undefined when nothing is:
- * at rest, and while waiting on a person or on a watched object (a Deployment's rollout, an annotation),
- * the controller is event-driven and does not poll. Not whole seconds: a reconcile that comes 0.2 s before
- * a step is due (another requeue, an event) must not put the step off by a whole second.
- */
-export function requeueAfterSeconds(facts: RequeueFacts): number | undefined {
-  const stage = requeueForStage(facts);
-  const gate = gateRecheckSeconds(facts);
-  if (gate === undefined) return stage;
-  return stage === undefined ? gate : Math.min(stage, gate);
-}
-
-/** A test held at a gate asks it again one interval after it last did (never while paused). */
-function gateRecheckSeconds({ canary, analysis, now }: RequeueFacts): number | undefined {
-  const waiting = canary?.gates?.waiting;
-  if (waiting === undefined || canary?.pausedAt !== undefined) return undefined;
-  const left = secondsUntil(now, waiting.checkedAt, analysis.intervalSeconds);
-  return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;
-}
-
-function requeueForStage(facts: RequeueFacts): number | undefined {
-  const { canary, analysis } = facts;
-  if (canary === undefined) return undefined;
-  const until = (seconds: number, since = canary.stepStartedAt): number => {
-    const left = secondsUntil(facts.now, since, seconds);
-    return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;
-  };
-  const paused = canary.pausedAt !== undefined;
-  switch (canary.stage) {
-    case "WaitingForSecondary":
-      // Held at confirm-rollout, no deadline runs: the gate's own recheck is the only thing due.
-      return paused || canary.gates?.waiting !== undefined ? undefined : until(analysis.progressDeadlineSeconds);
-    case "Stepping":
-      // A batch waiting for approval waits for a person (an annotation, which triggers a reconcile).
-      if (paused || canary.approval !== undefined) return undefined;
-      if (!facts.secondaryReady) return until(analysis.progressDeadlineSeconds);
-      if (facts.invalid) return undefined;
-      // A step held by a refused route: what time makes due is its deadline (RouteRefused), not the re-apply.
-      if (canary.stepRoutedAt === undefined && facts.applyRefused === true) {
-        return until(analysis.progressDeadlineSeconds);
-      }
-      // A step not yet seen on the route is due one interval after it is, so never before one interval
-      // after its decision; the route's update itself triggers the reconcile that records it, and a route
-      // still not right by then is looked at again soon (OVERDUE_SECONDS) while the plan re-applies it.
-      return until(analysis.intervalSeconds, stepClockStart(canary) ?? canary.stepStartedAt);
-    case "AwaitingPromotion":
-      return paused || facts.secondaryReady ? undefined : until(analysis.progressDeadlineSeconds);
-    case "Promoting": {
-      const left = secondsUntil(facts.now, canary.stepStartedAt, analysis.progressDeadlineSeconds);
-      return left > 0 ? until(analysis.progressDeadlineSeconds) : undefined;
-    }
-    case "Finalising":
-    case "RollingBack": {
-      // The poll waits for the route's update, which cannot come while its apply is refused: each poll
-      // would be one more refused write, so it looks again once an interval instead.
-      if (canary.drainedAt === undefined && canary.step >= 0 && facts.applyRefused === true) {
-        return analysis.intervalSeconds;
-      }
-      if (canary.drainedAt === undefined || canary.step < 0) return DRAIN_POLL_SECONDS;
-      const left = secondsUntil(facts.now, canary.drainedAt, facts.drainSeconds);
-      return left > 0 ? Math.ceil(left * 1000) / 1000 : OVERDUE_SECONDS;
-    }
-  }
-}
-
-/**
- * The pods a secondary needs to take `weight` percent of an app of `replicas` pods, as the primary would
- * serve it: `ceil(replicas × weight / 100)`, never fewer than `testReplicas`.
- */
-export function replicasForWeight(replicas: number, testReplicas: number, weight: number): number {
-  return Math.max(testReplicas, Math.ceil((replicas * Math.max(0, weight)) / 100));
-}
-
-/** What the secondary's size is decided from. */
-export interface ScalingFacts {
-  scaling: Scaling;
-  replicas: number;
-  testReplicas: number;
-  stage: CanaryStage;
-  /** The current step (-1 before the first). */
-  step: number;
-  weights: readonly number[];
-}
-
-/**
- * How many pods does the secondary run? With `fixed`, `testReplicas`. With `weighted`, the pods for the
- * weight it is to take next, so that they are Available before the weight moves: the first step's while it
- * starts, the next step's while a step runs (the last step's on the last step and after it). A test that
- * ends keeps its size until the secondary goes: its pods serve until the route has left them.
- */
-export function secondaryReplicas(f: ScalingFacts): number {
-  if (f.scaling === "fixed") return f.testReplicas;
-  const last = f.weights.length - 1;
-  const ahead = f.stage === "WaitingForSecondary" ? 0 : f.stage === "Stepping" ? f.step + 1 : f.step;
-  const weight = f.weights[Math.max(0, Math.min(ahead, last))] ?? 0;
-  return replicasForWeight(f.replicas, f.testReplicas, weight);
 }
 
 /**

@@ -8,8 +8,8 @@ import { findFailedImage, forgetFailedImage, recordFailedImage } from "./failed-
 import { at, iso } from "./fixtures.test-helpers.js";
 import type { PhaseFacts } from "./phase.js";
 import { derivePhase } from "./phase.js";
-import type { RequeueFacts } from "./decisions.js";
-import { DRAIN_POLL_SECONDS, requeueAfterSeconds } from "./decisions.js";
+import type { RequeueFacts } from "./requeue.js";
+import { DRAIN_POLL_SECONDS, requeueAfterSeconds } from "./requeue.js";
 import { readRequests } from "./requests.js";
 import { secondaryWeight, splitWeights, stepWeight } from "./steps.js";
 

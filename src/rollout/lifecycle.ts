@@ -1,7 +1,7 @@
 import type { CanaryState } from "../api/types.js";
 import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
-import type { TestFailure } from "./decisions.js";
+import type { TestFailure } from "./test-facts.js";
 import { isEnding, routeCarries, secondaryRemovable } from "./decisions.js";
 import { recordFailedImage } from "./failed-images.js";
 import { trafficDrained } from "./observation.js";

@@ -16,16 +16,10 @@ import {
   handleRetry,
 } from "./controls.js";
 import { findFailedImage } from "./failed-images.js";
-import type { GateType } from "./decisions.js";
-import {
-  isEnding,
-  isTesting,
-  requeueAfterSeconds,
-  routeHandoverDue,
-  secondaryHeld,
-  secondaryReplicas,
-  secondaryServiceTrack,
-} from "./decisions.js";
+import type { GateType } from "./test-facts.js";
+import { isEnding, isTesting, routeHandoverDue, secondaryHeld, secondaryServiceTrack } from "./decisions.js";
+import { requeueAfterSeconds } from "./requeue.js";
+import { secondaryReplicas } from "./replicas.js";
 import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";

@@ -4,17 +4,17 @@ import { describeResult, formatNumber, judgeAnalysis } from "./analysis.js";
 import type { PlanContext } from "./context.js";
 import { capacityMessage, PROMOTION_OVERDUE, WAITING_FOR_CAPACITY } from "./status-conditions.js";
 import { emit } from "./context.js";
-import type { GateAnswer, GateType } from "./decisions.js";
+import type { GateAnswer, GateType } from "./test-facts.js";
 import {
   capacityWait,
   gateDue,
   promotionDue,
   promotionGateReached,
-  replicasForWeight,
   rollbackDue,
   stepComplete,
   stepDue,
 } from "./decisions.js";
+import { replicasForWeight } from "./replicas.js";
 import { progressOf, secondaryReadyNow, testFacts } from "./facts.js";
 import { enterFinalising, enterPromoting, finishIfDrained, startRollback } from "./lifecycle.js";
 import { primaryRunning } from "./observation.js";

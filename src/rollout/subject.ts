@@ -4,7 +4,8 @@
  */
 import type { CanaryState, PodTemplateParts, PrimaryRecord } from "../api/types.js";
 import type { PlanContext } from "./context.js";
-import { digestFailure, type ObservedDigest, type TestFailure } from "./decisions.js";
+import { digestFailure, type ObservedDigest } from "./decisions.js";
+import { type TestFailure } from "./test-facts.js";
 import type { RevisionRef } from "./failed-images.js";
 import { digestOfImageID, pinImage } from "./image-ref.js";
 import { describeChanges, revisionOf, sameSettings, settingsRevisionOf, templateOf } from "./revision.js";
