@@ -4,11 +4,11 @@ import { pino } from "pino";
 import type { CanaryApp } from "../api/types.js";
 import { FakeClock, flush } from "../controller/fake-clock.test-helpers.js";
 import type { AnalysisProvider } from "../metrics/analysis-provider.js";
-import type { RenderedCheck } from "../rollout/checks.js";
+import type { AnalysisCheck } from "../rollout/checks.js";
 import type { QueryOutcome } from "../rollout/types.js";
 import { AnalysisRuns, type AnalysisState } from "./analysis-runs.js";
 
-const CHECKS: RenderedCheck[] = [{ name: "errors", mode: "threshold", query: "errors", max: 0 }];
+const CHECKS: AnalysisCheck[] = [{ name: "errors", mode: "threshold", query: "errors", max: 0 }];
 
 function app(name: string, url: string): CanaryApp {
   return {

@@ -4,7 +4,7 @@ import type { Clock } from "../api/clock.js";
 import type { CanaryApp, MetricResult } from "../api/types.js";
 import { toError } from "../kube/errors.js";
 import type { AnalysisProvider } from "../metrics/analysis-provider.js";
-import type { RenderedCheck } from "../rollout/checks.js";
+import type { AnalysisCheck } from "../rollout/checks.js";
 import type { QueryOutcome } from "../rollout/types.js";
 import { runAnalysis } from "./analysis.js";
 
@@ -57,7 +57,7 @@ export class AnalysisRuns {
   }
 
   /** The analysis of `key`'s `step`: started by the first ask, `running` until it ends. */
-  state(key: string, step: string, app: CanaryApp, checks: readonly RenderedCheck[]): AnalysisState {
+  state(key: string, step: string, app: CanaryApp, checks: readonly AnalysisCheck[]): AnalysisState {
     const run = this.runs.get(key);
     if (run?.step === step) {
       // A failure is handed out once: the retry of the reconcile starts the analysis again.
@@ -80,7 +80,7 @@ export class AnalysisRuns {
     return n;
   }
 
-  private start(key: string, step: string, app: CanaryApp, checks: readonly RenderedCheck[]): void {
+  private start(key: string, step: string, app: CanaryApp, checks: readonly AnalysisCheck[]): void {
     const run: Run = { step, state: { kind: "running" } };
     this.runs.set(key, run);
     const log = this.options.log.child({ canaryapp: key });
@@ -99,7 +99,7 @@ export class AnalysisRuns {
       .catch((error: unknown) => log.error({ err: toError(error) }, "analysis completion failed"));
   }
 
-  private withDeadline(app: CanaryApp, checks: readonly RenderedCheck[]): Promise<MetricResult[]> {
+  private withDeadline(app: CanaryApp, checks: readonly AnalysisCheck[]): Promise<MetricResult[]> {
     const deadlineMs = this.options.deadlineMs(app);
     const host = this.options.hostOf(app);
     let limit = this.hosts.get(host);

@@ -1,7 +1,7 @@
 import type { CanaryApp, MetricResult } from "../api/types.js";
 import type { AnalysisProvider } from "../metrics/analysis-provider.js";
 import { scoreAnalysis } from "../rollout/analysis.js";
-import type { RenderedCheck } from "../rollout/checks.js";
+import type { AnalysisCheck } from "../rollout/checks.js";
 
 /**
  * Runs one analysis: the checks the planner rendered for this app, through the judge, each outcome judged
@@ -9,7 +9,7 @@ import type { RenderedCheck } from "../rollout/checks.js";
  */
 export async function runAnalysis(
   app: CanaryApp,
-  checks: readonly RenderedCheck[],
+  checks: readonly AnalysisCheck[],
   provider: AnalysisProvider,
 ): Promise<MetricResult[]> {
   const outcomes = await provider.run(app, checks);

@@ -10,7 +10,7 @@ import { nameClash, ownedByAnotherApp, takeOverRefusal, type ExistingObject } fr
 import { alreadyApplied, APPLIED_HASH_ANNOTATION, withAppliedHash } from "../resources/applied-hash.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { WorkloadTarget } from "../workload/workload.js";
-import type { RenderedCheck } from "../rollout/checks.js";
+import type { AnalysisCheck } from "../rollout/checks.js";
 import type { Planning } from "../rollout/planner.js";
 import { startPlan } from "../rollout/planner.js";
 import { CHILDREN_APPLIED } from "../rollout/conditions.js";
@@ -64,7 +64,7 @@ export interface ReconcilerDeps {
  * The identity of the step an analysis is for: the test (image, start), its stage, step and the step's
  * start, and the checks as rendered. Any of them changing makes an earlier run's result stale.
  */
-export function analysisStep(app: CanaryApp, checks: readonly RenderedCheck[]): string {
+export function analysisStep(app: CanaryApp, checks: readonly AnalysisCheck[]): string {
   const canary = app.status?.canary;
   return JSON.stringify([
     canary?.image ?? null,

@@ -26,8 +26,12 @@ export interface WebhookCall {
 /** A webhook's timeout when its spec gives none. */
 export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
 
-/** A check answered by a PromQL query template (see templates.ts), and how its outcome is judged. */
-export interface QueryCheck {
+/**
+ * A check an analysis runs, and how its outcome is judged: a PromQL query template (see templates.ts; rendered
+ * for one app by `renderChecks`), or a webhook (mode "webhook", its URL as `query`). A new judge adds its mode,
+ * and its provider beside Prometheus's and the webhooks' (metrics/by-mode.ts).
+ */
+export interface AnalysisCheck {
   name: string;
   mode: CheckMode;
   /** PromQL with `{{variable}}` placeholders; render it with `renderQuery` before running it. */
@@ -41,15 +45,6 @@ export interface QueryCheck {
   /** For "webhook": how it is called. */
   webhook?: WebhookCall;
 }
-
-/**
- * Every kind of check an analysis runs: a query, or a webhook (mode "webhook", its URL as `query`). A new
- * judge adds its mode, and its provider beside Prometheus's and the webhooks' (metrics/by-mode.ts).
- */
-export type AnalysisCheck = QueryCheck;
-
-/** A check ready to run for one app: its query template rendered with the app's variables. */
-export type RenderedCheck = AnalysisCheck;
 
 /** The name under which the evidence of traffic appears in status and events. */
 export const TRAFFIC_CHECK_NAME = "secondary-traffic";
@@ -172,7 +167,7 @@ export function renderGateChecks(
   type: WebhookType,
   now?: Date,
   revisions?: Record<"primary" | "secondary", string>,
-): RenderedCheck[] {
+): AnalysisCheck[] {
   const vars = templateVars(app, spec, now, revisions);
   return webhookChecks(spec, type).map((check) => ({ ...check, query: renderQuery(check.query, vars) }));
 }
@@ -210,7 +205,7 @@ export function renderChecks(
   spec: ResolvedSpec,
   now?: Date,
   revisions?: Record<"primary" | "secondary", string>,
-): RenderedCheck[] {
+): AnalysisCheck[] {
   const vars = templateVars(app, spec, now, revisions);
   return analysisChecks(spec).map((check) => {
     const window = /\{\{\s*stepWindow\s*\}\}/.test(check.query)

@@ -3,7 +3,7 @@ import { withDefaults } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
 import type { CanaryApp, CanaryState, MetricResult } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
-import type { RenderedCheck } from "./checks.js";
+import type { AnalysisCheck } from "./checks.js";
 import { renderChecks, renderGateChecks } from "./checks.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, alreadyConsumed, createContext, emit, removeAnnotationCommand } from "./context.js";
@@ -75,7 +75,7 @@ export interface ReconcileInput {
 export type Planning =
   | { kind: "invalid"; plan: InvalidSpecPlan }
   | { kind: "ready"; spec: ResolvedSpec; plan: Plan }
-  | { kind: "analysisDue"; spec: ResolvedSpec; checks: RenderedCheck[]; complete(results: MetricResult[]): Plan };
+  | { kind: "analysisDue"; spec: ResolvedSpec; checks: AnalysisCheck[]; complete(results: MetricResult[]): Plan };
 
 /** Plans a reconcile (see `Planning`). Pure, as `plan`. */
 export function startPlan({ app, observed, now }: ReconcileInput): Planning {
