@@ -26,6 +26,7 @@ import { EventRecorder, eventClientFor } from "./kube/events.js";
 import type { KindInfo } from "./kube/kinds.js";
 import { CANARY_APPS, CHILD_KINDS, PODS } from "./kube/kinds.js";
 import { KubeRest } from "./kube/rest.js";
+import { controllerUserAgent } from "./kube/user-agent.js";
 import { ProviderPool } from "./metrics/factory.js";
 import { prometheusAnalysis } from "./metrics/prometheus-analysis.js";
 import { analysisByMode } from "./metrics/by-mode.js";
@@ -86,9 +87,11 @@ export function startController({
   metrics,
   clock = systemClock,
 }: StartOptions): RunningController {
-  // Requests and watches share this client's one connection pool.
+  // One client for requests and watches: its connection pools, credentials and User-Agent.
   const api = KubeRest.connect(config.kubeconfig, undefined, {
     log,
+    // The API server's audit log names the replica behind each write by it.
+    userAgent: controllerUserAgent(config.leaderElection.identity),
     ...(metrics !== undefined && { onRequest: (verb) => metrics.countApiRequest(verb) }),
   });
   const sharded = config.leaderElection.enabled && config.shards > 1;

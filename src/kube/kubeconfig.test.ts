@@ -206,22 +206,8 @@ describe("readKubeConfig: the forms read without client-node", () => {
     writeFileSync(bad, "clusters: [unclosed");
     assert.throws(() => readKubeConfig(bad, {}), /kubeconfig .*bad:/);
   });
-});
 
-describe("readKubeConfig: other forms go to client-node", () => {
-  test("an exec plugin, an auth provider and basic auth are handed over with the reason", () => {
-    for (const [user, reason] of [
-      [{ exec: { command: "x", apiVersion: "client.authentication.k8s.io/v1" } }, "user.exec"],
-      [{ "auth-provider": { name: "oidc" } }, "user.auth-provider"],
-      [{ username: "u", password: "p" }, "user.username"],
-    ] as const) {
-      const read = readKubeConfig(kubeconfig(`fb-${reason}`, "f", { server: "https://k.example" }, user), {});
-      assert.ok(isFallback(read));
-      assert.equal(read.reason, reason);
-    }
-  });
-
-  test("an exec plugin's token is used, through client-node's public KubeConfig; the cluster's proxy-url", async () => {
+  test("a user's exec plugin is read here: its token is used; the cluster's proxy-url", async () => {
     const plugin = join(dir, "plugin.sh");
     writeFileSync(
       plugin,
@@ -235,6 +221,37 @@ describe("readKubeConfig: other forms go to client-node", () => {
         { server: "https://k.example", "certificate-authority-data": b64("CA"), "proxy-url": "socks5://px:1080" },
         { exec: { command: plugin, apiVersion: "client.authentication.k8s.io/v1", interactiveMode: "Never" } },
       ),
+      { env: { HTTPS_PROXY: "http://env-proxy:3128" } },
+    );
+    const ep = endpoint(read);
+    assert.equal(ep.source, "kubeconfig");
+    assert.equal(ep.server, "https://k.example");
+    assert.deepEqual([ep.proxy?.url.href, ep.proxy?.from], ["socks5://px:1080", "proxy-url"], "its proxy-url");
+    assert.equal(ep.tls.ca?.toString(), "CA");
+    assert.deepEqual(await ep.authenticate(), { authorization: "Bearer from-exec" });
+  });
+});
+
+describe("readKubeConfig: other forms go to client-node", () => {
+  test("an auth provider and basic auth are handed over with the reason", () => {
+    for (const [user, reason] of [
+      [{ "auth-provider": { name: "oidc" } }, "user.auth-provider"],
+      [{ username: "u", password: "p" }, "user.username"],
+    ] as const) {
+      const read = readKubeConfig(kubeconfig(`fb-${reason}`, "f", { server: "https://k.example" }, user), {});
+      assert.ok(isFallback(read));
+      assert.equal(read.reason, reason);
+    }
+  });
+
+  test("basic auth, through client-node's public KubeConfig; the cluster's proxy-url", async () => {
+    const read = readKubeConfig(
+      kubeconfig(
+        "basic",
+        "b",
+        { server: "https://k.example", "certificate-authority-data": b64("CA"), "proxy-url": "socks5://px:1080" },
+        { username: "canary", password: "s3cret" },
+      ),
       {},
     );
     assert.ok(isFallback(read));
@@ -243,6 +260,6 @@ describe("readKubeConfig: other forms go to client-node", () => {
     assert.equal(ep.server, "https://k.example");
     assert.deepEqual([ep.proxy?.url.href, ep.proxy?.from], ["socks5://px:1080", "proxy-url"], "its proxy-url");
     assert.equal(ep.tls.ca?.toString(), "CA");
-    assert.deepEqual(await ep.authenticate(), { authorization: "Bearer from-exec" });
+    assert.deepEqual(await ep.authenticate(), { authorization: `Basic ${b64("canary:s3cret")}` });
   });
 });

@@ -3,14 +3,15 @@
  * service account without loading @kubernetes/client-node (ADR 0017).
  *
  * The forms read here are the ones a controller meets: the in-cluster service account, a bearer token, a
- * token file and a client certificate (each as a file or as inline data), and the cluster's `proxy-url`.
- * Anything else (exec plugins, auth providers, basic auth) is handed to client-node's public `KubeConfig`,
- * imported only then. Either way the proxy is chosen as kubectl chooses it (src/kube/proxy.ts).
+ * token file, a client certificate (each as a file or as inline data), an exec plugin (src/kube/exec-plugin.ts),
+ * and the cluster's `proxy-url`. Anything else (auth providers, basic auth) is handed to client-node's public
+ * `KubeConfig`, imported only then. Either way the proxy is chosen as kubectl chooses it (src/kube/proxy.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { load } from "js-yaml";
+import { ExecPlugin, execCluster, parseExecConfig } from "./exec-plugin.js";
 import { chooseProxy, type ProxyChoice } from "./proxy.js";
 
 const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -41,6 +42,13 @@ export interface ApiEndpoint {
   proxy?: ProxyChoice | undefined;
   /** Headers that authenticate a request (a bearer token, read again from its file when it may have rotated). */
   authenticate(): Promise<Record<string, string>>;
+  /**
+   * Told that the API server refused (401) a request sent with `headers`, the very object {@link authenticate}
+   * returned for it: resolves true when there is now another credential to send the request again with (an exec
+   * plugin was run again, once for all the requests refused the same credential). Only endpoints whose
+   * credential can be renewed have it; it rejects when renewing fails.
+   */
+  refused?(headers: Record<string, string>): Promise<boolean>;
   /** Which reader produced it: "kubeconfig", "in-cluster" or "client-node" (the fallback). */
   source: "kubeconfig" | "in-cluster" | "client-node";
 }
@@ -60,7 +68,7 @@ export interface KubeConfigSources {
 export interface Fallback {
   /** The kubeconfig files, in order, for client-node to load and merge. */
   files: string[];
-  /** Why the fallback is needed, e.g. "user.exec". */
+  /** Why the fallback is needed, e.g. "user.auth-provider". */
   reason: string;
 }
 
@@ -151,6 +159,7 @@ function tokenFromFile(file: string, now: () => number): () => Promise<Record<st
 
 /** User fields read here; any other non-empty field sends the kubeconfig to client-node. */
 const USER_FIELDS = new Set([
+  "exec",
   "token",
   "tokenFile",
   "client-certificate",
@@ -208,16 +217,27 @@ function fromFiles(files: string[], now: () => number, env: Env): ApiEndpoint | 
   const ca = material(cluster, "certificate-authority-data", "certificate-authority");
   const servername = str(cluster.value["tls-server-name"]);
   const proxy = chooseProxy(server, str(cluster.value["proxy-url"]), cluster.name, env);
+  const exec =
+    user?.value.exec !== undefined && user.value.exec !== null
+      ? parseExecConfig(user.value.exec, user.dir, `kubeconfig: user "${user.name}"`)
+      : undefined;
+  const tls: TlsSettings = {
+    ...(ca !== undefined ? { ca } : {}),
+    ...(cert !== undefined ? { cert } : {}),
+    ...(key !== undefined ? { key } : {}),
+    rejectUnauthorized: cluster.value["insecure-skip-tls-verify"] !== true,
+    ...(servername !== undefined ? { servername } : {}),
+  };
+  // client-go leaves the exec plugin out when the user has a token or a client certificate (its
+  // UpdateTransportConfig: "we should assume the intention is to use the provided token").
+  if (exec !== undefined && token === undefined && tokenFile === undefined && cert === undefined) {
+    const plugin = new ExecPlugin(exec, execCluster(cluster.value, ca), { env, now });
+    return execEndpoint(server.replace(/\/+$/, ""), proxy, tls, plugin);
+  }
   return {
     server: server.replace(/\/+$/, ""),
     ...(proxy !== undefined ? { proxy } : {}),
-    tls: {
-      ...(ca !== undefined ? { ca } : {}),
-      ...(cert !== undefined ? { cert } : {}),
-      ...(key !== undefined ? { key } : {}),
-      rejectUnauthorized: cluster.value["insecure-skip-tls-verify"] !== true,
-      ...(servername !== undefined ? { servername } : {}),
-    },
+    tls,
     // A token wins over a token file, as in client-go.
     authenticate:
       token === undefined && tokenFile !== undefined && user !== undefined
@@ -278,10 +298,44 @@ function sameBytes(a: Buffer | undefined, b: Buffer | undefined): boolean {
   return a === undefined || b === undefined ? a === b : a.equals(b);
 }
 
+/** `base` with the client certificate and key `cert` and `key` (or none). */
+function withCredential(base: TlsSettings, cert: Buffer | undefined, key: Buffer | undefined): TlsSettings {
+  const { cert: _cert, key: _key, ...rest } = base;
+  return { ...rest, ...(cert !== undefined ? { cert } : {}), ...(key !== undefined ? { key } : {}) };
+}
+
+/**
+ * The endpoint of a user with an exec plugin: each request sends the plugin's current credential, and a client
+ * certificate it hands out follows it (`tls` becomes a new object when the certificate or key differs).
+ */
+function execEndpoint(
+  server: string,
+  proxy: ProxyChoice | undefined,
+  base: TlsSettings,
+  plugin: ExecPlugin,
+): ApiEndpoint {
+  let tls = base;
+  return {
+    server,
+    ...(proxy !== undefined ? { proxy } : {}),
+    get tls() {
+      return tls;
+    },
+    async authenticate() {
+      const { headers, cert, key } = await plugin.credential();
+      if (!sameBytes(cert, tls.cert) || !sameBytes(key, tls.key)) tls = withCredential(tls, cert, key);
+      // The plugin's own object, unchanged: `refused` knows the credential by it.
+      return headers;
+    },
+    refused: (headers) => plugin.refused(headers),
+    source: "kubeconfig",
+  };
+}
+
 /**
  * The endpoint of a kubeconfig read by client-node's `KubeConfig` (imported here, and only here): its
- * `applyToHTTPSOptions` runs for every request, so exec plugins and auth providers refresh their
- * credentials as client-node does. A client certificate they hand out follows them: when the certificate or
+ * `applyToHTTPSOptions` runs for every request, so auth providers (and the exec plugin of a kubeconfig handed
+ * over for another field) refresh their credentials as client-node does. A client certificate they hand out follows them: when the certificate or
  * key differs from the last one, `tls` becomes a new object with the new pair.
  */
 export async function clientNodeEndpoint(fallback: Fallback, env: Env = process.env): Promise<ApiEndpoint> {
@@ -303,10 +357,6 @@ export async function clientNodeEndpoint(fallback: Fallback, env: Env = process.
   const buffer = (value: unknown): Buffer | undefined =>
     typeof value === "string" || Buffer.isBuffer(value) ? Buffer.from(value) : undefined;
   const ca = buffer(options.ca);
-  const withCredential = (base: TlsSettings, cert: Buffer | undefined, key: Buffer | undefined): TlsSettings => {
-    const { cert: _cert, key: _key, ...rest } = base;
-    return { ...rest, ...(cert !== undefined ? { cert } : {}), ...(key !== undefined ? { key } : {}) };
-  };
   let tls = withCredential(
     {
       ...(ca !== undefined ? { ca } : {}),

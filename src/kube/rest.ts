@@ -1,7 +1,8 @@
 /**
  * The controller's client for the API server: the few typed calls it makes (get, list, watch, create,
- * replace, merge patch, server-side apply, delete) as plain REST over node:http(s), every request and every
- * watch on one keep-alive connection pool (ADR 0017), through the proxy kubectl would use (src/kube/proxy.ts).
+ * replace, merge patch, server-side apply, delete) as plain REST over node:http(s), every request on one
+ * keep-alive connection pool (ADR 0017), through the proxy kubectl would use (src/kube/proxy.ts); watches over
+ * HTTP/2 with PINGs where the server allows it (src/kube/http2-watches.ts).
  */
 import type { Agent as HttpAgent, IncomingMessage } from "node:http";
 import type { SecureContext } from "node:tls";
@@ -20,8 +21,9 @@ import {
   type KubeConfigSources,
   type TlsSettings,
 } from "./kubeconfig.js";
+import { Http2Watches, http2FromEnv, type Http2Settings, type Http2Tls } from "./http2-watches.js";
 import { proxyAgent, proxyForLog, type PoolOptions } from "./proxy.js";
-import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS } from "./watch-stream.js";
+import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS, type OpenedWatch } from "./watch-stream.js";
 
 // Taken as CommonJS objects, not imported: an ES `import` of node:http reads every export of it, and its lazy
 // `WebSocket` export loads Node's bundled undici (about 12 MiB of RSS the controller never uses, ADR 0017).
@@ -109,8 +111,12 @@ export interface KubeRestOptions {
   requestTimeoutMs?: number;
   /** A watch that stays silent this long is ended with a TimeoutError (see streamWatch). */
   watchInactivityTimeoutMs?: number;
+  /** How watches use HTTP/2 (src/kube/http2-watches.ts); client-go's defaults, or its environment's by `connect`. */
+  http2?: Http2Settings;
   /** Told of every request sent, watches included (the controller counts them as a metric). */
   onRequest?: (verb: RequestVerb) => void;
+  /** The User-Agent of every request and watch: names this client in the API server's audit log. */
+  userAgent?: string;
   /** Told once, when the first connection is made, how the API server is reached (proxy, CA roots). */
   log?: { info(fields: Record<string, unknown>, message: string): void };
 }
@@ -176,11 +182,14 @@ const busy = (agent: HttpAgent): boolean =>
   Object.keys(agent.sockets).length > 0 || Object.keys(agent.requests).length > 0;
 
 /**
- * REST calls to one API server as one user. Requests and watches share one keep-alive connection pool
- * (an HTTP/1.1 agent: a watch holds a connection while it is open, a request takes any idle one);
- * {@link close} ends it, and a request after `close` opens a new pool. When the user's client certificate
- * changes (an exec plugin's, see clientNodeEndpoint), new requests go to a new pool with it; the old pool's
- * requests and watches finish on their connections, which are then closed.
+ * REST calls to one API server as one user. Requests share one keep-alive connection pool (an HTTP/1.1
+ * agent: a request takes any idle connection); watches share HTTP/2 connections, pinged while open
+ * (src/kube/http2-watches.ts), or where HTTP/2 is not used hold a connection of the pool each while open;
+ * {@link close} ends them, and a request after `close` opens a new pool. When the user's client certificate
+ * changes (an exec plugin's, see src/kube/exec-plugin.ts), new requests go to a new pool with it; the old pool's
+ * requests and watches finish on their connections, which are then closed. A request refused (401) with a
+ * credential the endpoint then renews (an exec plugin's) is sent once more with the new one; a watch is not, it
+ * ends with the 401 and the informer's next watch gets the new credential.
  */
 export class KubeRest implements Watcher {
   readonly #endpoint: Promise<ApiEndpoint>;
@@ -188,11 +197,19 @@ export class KubeRest implements Watcher {
   readonly #watchInactivityTimeoutMs: number;
   readonly #onRequest: ((verb: RequestVerb) => void) | undefined;
   readonly #log: KubeRestOptions["log"];
+  readonly #userAgent: string | undefined;
   #logged = false;
   /** The pool for the endpoint's TLS settings `from` (once built). */
   #transport: { from: TlsSettings; ready: Promise<Transport> } | undefined;
   /** Pools of earlier client certificates whose connections are still open. */
   readonly #retired = new Set<HttpAgent>();
+  /** 401 answers after which the endpoint renewed the credential they refused. */
+  readonly #renewed = new WeakSet<IncomingMessage>();
+  readonly #http2: Required<Http2Settings>;
+  /** The HTTP/2 connections of watches for the endpoint's TLS settings `from`. */
+  #watches: { from: TlsSettings; pool: Http2Watches } | undefined;
+  /** Those of earlier client certificates whose connections are still open. */
+  readonly #retiredWatches = new Set<Http2Watches>();
 
   constructor(endpoint: ApiEndpoint | Promise<ApiEndpoint>, options: KubeRestOptions = {}) {
     this.#endpoint = Promise.resolve(endpoint);
@@ -202,6 +219,8 @@ export class KubeRest implements Watcher {
     this.#watchInactivityTimeoutMs = options.watchInactivityTimeoutMs ?? WATCH_INACTIVITY_TIMEOUT_MS;
     this.#onRequest = options.onRequest;
     this.#log = options.log;
+    this.#userAgent = options.userAgent;
+    this.#http2 = { ...http2FromEnv({}), ...options.http2 };
   }
 
   /**
@@ -210,7 +229,8 @@ export class KubeRest implements Watcher {
    */
   static connect(path?: string, sources?: KubeConfigSources, options?: KubeRestOptions): KubeRest {
     const read = readKubeConfig(path, sources);
-    return new KubeRest(isFallback(read) ? clientNodeEndpoint(read, sources?.env) : read, options);
+    const http2 = http2FromEnv(sources?.env ?? process.env);
+    return new KubeRest(isFallback(read) ? clientNodeEndpoint(read, sources?.env) : read, { http2, ...options });
   }
 
   /** The endpoint's server URL. */
@@ -320,7 +340,14 @@ export class KubeRest implements Watcher {
     headers: Record<string, string>,
     body?: string,
   ): Promise<IncomingMessage> {
-    const response = await this.#send(method, withQuery(path, query), headers, body, undefined, this.#requestTimeoutMs);
+    const send = () => this.#send(method, withQuery(path, query), headers, body, undefined, this.#requestTimeoutMs);
+    let response = await send();
+    // The API server authenticates before it acts, so a request refused with 401 did nothing: sent again once with
+    // the renewed credential. (client-go renews it too, but hands that 401 to its caller.)
+    if (this.#renewed.has(response)) {
+      response.resume();
+      response = await send();
+    }
     const code = response.statusCode ?? 0;
     if (code < 200 || code >= 300) {
       throw apiError(method, path, code, await readText(response), response.headers["retry-after"]);
@@ -340,6 +367,8 @@ export class KubeRest implements Watcher {
       streamWatch(
         path,
         async (signal) => {
+          const opened = await this.#watchOverHttp2(target, signal);
+          if (opened !== undefined) return opened;
           const response = await this.#send("GET", target, { accept: CONTENT_TYPES.json }, undefined, signal, 0);
           return {
             status: response.statusCode ?? 0,
@@ -354,8 +383,59 @@ export class KubeRest implements Watcher {
     );
   }
 
+  /**
+   * A watch over HTTP/2, its connection pinged (src/kube/http2-watches.ts), or undefined where watches stay on
+   * HTTP/1.1: an http:// server, a server that does not choose h2, HTTP/2 turned off (DISABLE_HTTP2), or a proxy.
+   * A proxy's tunnel is its agent's (src/kube/proxy.ts), which those libraries hand only to an http.request: none
+   * offers a public way to run HTTP/2 over it, so through a proxy a dead watch is noticed only by the inactivity
+   * timeout of streamWatch (ADR 0017).
+   */
+  async #watchOverHttp2(target: string, signal: AbortSignal): Promise<OpenedWatch | undefined> {
+    const endpoint = await this.#endpoint;
+    if (this.#http2.disabled || endpoint.proxy !== undefined || !endpoint.server.startsWith("https:")) return undefined;
+    const auth = await endpoint.authenticate();
+    // Read after authenticate, which may have rotated the client certificate, and with the pool built for it.
+    const from = endpoint.tls;
+    const { secureContext, rejectUnauthorized = true, servername } = (await this.#transportFor(endpoint)).tls;
+    if (secureContext === undefined) return undefined;
+    const tls = { secureContext, rejectUnauthorized, ...(servername !== undefined && { servername }) };
+    const headers = {
+      accept: CONTENT_TYPES.json,
+      ...(this.#userAgent !== undefined && { "user-agent": this.#userAgent }),
+      ...auth,
+    };
+    const pool = this.#watchesFor(from, endpoint.server, tls);
+    const opened = await pool.open(target, headers, signal, () => this.#onRequest?.("watch"));
+    // As #send: the refused credential is renewed before the answer is handed on, for the watch reopened.
+    if (opened?.status === 401 && endpoint.refused !== undefined) {
+      await endpoint.refused(auth).catch((error: unknown) => {
+        opened.body.destroy();
+        throw error;
+      });
+    }
+    return opened;
+  }
+
+  /** The watches' HTTP/2 pool for the TLS settings `from`: the one in use, or a new one that retires it. */
+  #watchesFor(from: TlsSettings, server: string, tls: Http2Tls): Http2Watches {
+    const current = this.#watches;
+    if (current?.from === from) return current.pool;
+    const pool = new Http2Watches(server, tls, this.#http2);
+    this.#watches = { from, pool };
+    if (current !== undefined) {
+      current.pool.retire();
+      for (const old of this.#retiredWatches) if (!old.connected) this.#retiredWatches.delete(old);
+      if (current.pool.connected) this.#retiredWatches.add(current.pool);
+    }
+    return pool;
+  }
+
   /** Ends every connection; later requests open new ones. */
   async close(): Promise<void> {
+    this.#watches?.pool.destroy();
+    this.#watches = undefined;
+    for (const pool of this.#retiredWatches) pool.destroy();
+    this.#retiredWatches.clear();
     const current = this.#transport;
     this.#transport = undefined;
     for (const agent of this.#retired) agent.destroy();
@@ -371,6 +451,7 @@ export class KubeRest implements Watcher {
     signal: AbortSignal | undefined,
     timeoutMs: number,
   ): Promise<IncomingMessage> {
+    if (this.#userAgent !== undefined) headers = { ...headers, "user-agent": this.#userAgent };
     const endpoint = await this.#endpoint;
     const auth = await endpoint.authenticate();
     const url = new URL(endpoint.server + target);
@@ -380,7 +461,7 @@ export class KubeRest implements Watcher {
     this.#onRequest?.(
       method === "GET" && /[?&]watch=true(&|$)/.test(target) ? "watch" : (method.toLowerCase() as RequestVerb),
     );
-    return await new Promise<IncomingMessage>((resolve, reject) => {
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = send(url, { method, headers: { ...headers, ...auth }, agent, ...tls, ...(signal ? { signal } : {}) });
       req.on("response", resolve);
       req.on("error", reject);
@@ -393,6 +474,15 @@ export class KubeRest implements Watcher {
       }
       req.end(body);
     });
+    // Renewed before the answer is handed on, so that whoever sends next (a watch reopened) has the new one.
+    if (response.statusCode === 401 && endpoint.refused !== undefined) {
+      const renewed = await endpoint.refused(auth).catch((error: unknown) => {
+        response.resume();
+        throw error;
+      });
+      if (renewed) this.#renewed.add(response);
+    }
+    return response;
   }
 
   /** The pool for the endpoint's current TLS settings: the one in use, or a new one that retires it. */

@@ -2,10 +2,14 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 
 /**
- * How long a watch may stay silent before the client gives up on it. Watches ask the server to end them
- * after 5–10 minutes (`timeoutSeconds`, as client-go does) and the server sends bookmarks about once a
- * minute, so a quiet watch stays open at rest; this only has to outlast the server's own end.
- * (client-node's `Watch` gives up after 30 s of silence, which would reopen every watch twice a minute.)
+ * How long a watch may stay silent before the client gives up on it: the last resort, for a watch whose
+ * connection nothing else checks. Watches ask the server to end them after 5–10 minutes (`timeoutSeconds`, as
+ * client-go does), so this only has to outlast the server's own end; bookmarks cannot be relied on to break
+ * the silence sooner (one in 170 s was measured on a quiet watch). A dead connection is noticed sooner where
+ * the controller's watches run over HTTP/2: a connection silent for 30 s is pinged, and closed when the PING
+ * goes unanswered for 15 s (src/kube/http2-watches.ts). Watches through a proxy, or to a server that speaks
+ * only HTTP/1.1, have only this. (client-node's `Watch` gives up after 30 s of silence, which would reopen
+ * every quiet watch twice a minute, each time a request.)
  */
 export const WATCH_INACTIVITY_TIMEOUT_MS = 11 * 60 * 1000;
 
@@ -69,6 +73,8 @@ export function streamWatch(
       const text = response.statusText || "watch failed";
       throw new WatchRequestError(text, response.status, Buffer.concat(chunks).toString("utf8"));
     }
+    // A body that failed before it was read has told its error already: readline would wait for it forever.
+    if (response.body.errored !== null) throw response.body.errored;
     const lines = createInterface({ input: response.body, crlfDelay: Infinity });
     for await (const line of lines) {
       resetTimer();

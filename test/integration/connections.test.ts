@@ -159,7 +159,7 @@ describe("connections to the API server", () => {
         for (let i = 0; i < 20; i++) await api.list(CONFIGMAPS);
         await api.create(CONFIGMAPS, { metadata: { name: `rest-${round}` }, data: { a: "1" } });
         await seen(informer, namespace, `rest-${round}`);
-        // HTTP/1.1: the open watch holds its connection, the 21 requests take turns on one other.
+        // The open watch has its own connection (HTTP/2), the 21 requests take turns on one other (HTTP/1.1).
         assert.ok(
           proxy.connections() - before <= 1,
           `round ${round}: ${proxy.connections() - before} new connections for 21 requests`,
