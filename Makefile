@@ -119,7 +119,7 @@ bench: build ## Run the benchmarks, the scale table beside its floor (JSON: benc
 	node --expose-gc dist/bench/run.js
 
 .PHONY: chaos
-chaos: build ## Chaos runs (kills with restart delays 0/3/20 s, failover, API-server outage, Prometheus faults)
+chaos: build ## Chaos runs (kills with restart delays 0/3/20 s, failover, API-server outage, Prometheus faults; an upgrade 1 → 32 → 64 shares, alone with ARGS=--only=upgrade)
 	node dist/test/chaos/main.js $(ARGS)
 
 .PHONY: bench-peers

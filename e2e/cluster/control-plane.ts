@@ -6,6 +6,7 @@ import { ApiextensionsV1Api, type V1CustomResourceDefinition } from "@kubernetes
 import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js";
 import { pino, type Logger } from "pino";
 import { AdminClient } from "./admin-client.js";
+import { auditArgs, writeAuditPolicy } from "./audit.js";
 import { track, untrack, type Stoppable } from "./cleanup.js";
 import { installCrds, loadCrds } from "./crds.js";
 import { createFakeNodes, POD_STAGES } from "./fake-nodes.js";
@@ -39,6 +40,11 @@ export interface StartOptions {
    * a vantage point for watchers that must see every write while the first one is down.
    */
   observer?: boolean;
+  /**
+   * Audit the writes to the objects the controller writes (e2e/cluster/audit.ts): kube-apiserver logs each as
+   * one JSON line to {@link ControlPlane.auditLogPath}, with the writer's User-Agent. The observer is not audited.
+   */
+  audit?: boolean;
 }
 
 /** Options of {@link ControlPlane.stop}. */
@@ -61,6 +67,8 @@ export interface ControlPlane {
   readonly startupMs: number;
   /** Admin kubeconfig of the observer API server (StartOptions.observer), else undefined. */
   readonly observerKubeconfigPath: string | undefined;
+  /** The audit log of kube-apiserver (StartOptions.audit; kept across its restarts), else undefined. */
+  readonly auditLogPath: string | undefined;
   /**
    * Stops kube-apiserver (SIGTERM, SIGKILL after a grace period); etcd and every other component keep running.
    * Requests to {@link server} are refused until {@link startApiServer}.
@@ -94,7 +102,7 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
   const cp = new LocalControlPlane(opts.profile, workDir, toolchain, opts.log ?? pino({ level: "silent" }));
   track(cp, opts.handleSignals ?? true);
   try {
-    await cp.boot(opts.timeoutMs ?? 60_000, opts.observer ?? false);
+    await cp.boot(opts.timeoutMs ?? 60_000, opts.observer ?? false, opts.audit ?? false);
   } catch (err) {
     await cp.stop({ keepWorkDir: true });
     throw err;
@@ -113,6 +121,7 @@ class LocalControlPlane implements ControlPlane, Stoppable {
   nodes: string[] = [];
   startupMs = 0;
   observerKubeconfigPath: string | undefined;
+  auditLogPath: string | undefined;
   private readonly procs: ManagedProcess[] = [];
   /** How to start kube-apiserver again (set once booted). */
   private apiserverStart: { args: string[]; client: AdminClient } | undefined;
@@ -132,7 +141,7 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     this.kubeconfigPath = join(workDir, "kubeconfig");
   }
 
-  async boot(timeoutMs: number, observer = false): Promise<void> {
+  async boot(timeoutMs: number, observer = false, audit = false): Promise<void> {
     this.timeoutMs = timeoutMs;
     const [etcdClientPort, etcdPeerPort, apiPort, observerPort] = (await freePorts(4)) as [
       number,
@@ -160,6 +169,11 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     this.mark("etcdHealthy");
 
     const args = apiserverArgs(apiPort, etcdUrl, pki);
+    if (audit) {
+      const files = await writeAuditPolicy(this.workDir);
+      args.push(...auditArgs(files));
+      this.auditLogPath = files.log;
+    }
     const apiserver = this.spawn("kube-apiserver", this.tc.kubeApiserver, args);
     const client = new AdminClient(this.server, pki);
     this.apiserverStart = { args, client };

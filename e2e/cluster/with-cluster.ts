@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /**
  * Runs a command against a fresh local control plane:
- *   node dist/e2e/cluster/with-cluster.js --profile api|cluster [--keep] -- <command...>
+ *   node dist/e2e/cluster/with-cluster.js --profile api|cluster [--keep] [--audit] -- <command...>
  * The command gets KUBECONFIG and CANARYAPP_TEST_PROFILE; the control plane is stopped afterwards and the
- * command's exit code is ours. --keep leaves the work folder (component logs, kubeconfig) in place.
+ * command's exit code is ours. --keep leaves the work folder (component logs, kubeconfig) in place. --audit has
+ * kube-apiserver audit the writes to the controller's objects (e2e/cluster/audit.ts) and gives the command the
+ * log's path as CANARYAPP_AUDIT_LOG.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { constants } from "node:os";
@@ -12,7 +14,7 @@ import { stopAll, stopAllNow } from "./cleanup.js";
 import { cliLogger, parseProfile, reportFailure, UsageError } from "./cli-common.js";
 import { startControlPlane } from "./control-plane.js";
 
-const USAGE = "usage: with-cluster --profile api|cluster [--keep] -- <command...>";
+const USAGE = "usage: with-cluster --profile api|cluster [--keep] [--audit] -- <command...>";
 
 let child: ChildProcess | undefined;
 let stopping = false;
@@ -38,7 +40,11 @@ function onSignal(signal: NodeJS.Signals): void {
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
-    options: { profile: { type: "string" }, keep: { type: "boolean", default: false } },
+    options: {
+      profile: { type: "string" },
+      keep: { type: "boolean", default: false },
+      audit: { type: "boolean", default: false },
+    },
     allowPositionals: true,
   });
   const profile = parseProfile(values.profile);
@@ -48,13 +54,18 @@ async function main(): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   const log = cliLogger();
-  const cp = await startControlPlane({ profile, log, handleSignals: false });
+  const cp = await startControlPlane({ profile, log, handleSignals: false, audit: values.audit });
   if (stopping) return 1;
   let exitCode: number;
   try {
     child = spawn(command, args, {
       stdio: "inherit",
-      env: { ...process.env, KUBECONFIG: cp.kubeconfigPath, CANARYAPP_TEST_PROFILE: profile },
+      env: {
+        ...process.env,
+        KUBECONFIG: cp.kubeconfigPath,
+        CANARYAPP_TEST_PROFILE: profile,
+        ...(cp.auditLogPath !== undefined && { CANARYAPP_AUDIT_LOG: cp.auditLogPath }),
+      },
     });
     exitCode = await new Promise<number>((resolve) => {
       child?.once("error", (err) => {

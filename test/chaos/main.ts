@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * `make chaos`: chaos runs, each on its own control plane, one per restart delay and one with two replicas
- * (leader failover), each printing its report; all reports again at the end. Exit code 1 when any invariant
- * was violated. Flags and environment variables: see chaosRuns (runs.ts); `make chaos ARGS=--duration=60`.
+ * `make chaos`: chaos runs, each on its own control plane, one per restart delay, one with two replicas
+ * (leader failover) and the upgrade (rolling updates through share counts), each printing its report; all
+ * reports again at the end. Exit code 1 when any invariant was violated. Flags and environment variables: see
+ * chaosRuns (runs.ts); `make chaos ARGS=--duration=60`, `make chaos ARGS=--only=upgrade`.
  */
 import { chaosRuns } from "./runs.js";
 import { formatReport, runChaos, totalViolations } from "./suite.js";

@@ -1,8 +1,10 @@
 /**
  * The chaos suite: N CanaryApps roll out wave after wave (some images pass their checks, some fail) while the
  * controller is SIGKILLed and restarted (at once or after a delay), a leader fails over to its standby,
- * kube-apiserver is stopped and started, and Prometheus goes down or hangs. A recorder follows the world
- * through a second API server that is never stopped, and the invariant checker replays it in etcd order.
+ * kube-apiserver is stopped and started, and Prometheus goes down or hangs; or, in the upgrade run, while
+ * rolling updates take two replicas from one share count to the next (ADR 0024). A recorder follows the world
+ * through a second API server that is never stopped, and the invariant checker replays it in etcd order;
+ * kube-apiserver's audit log tells which replica wrote what, and when (test/support/write-audit.ts).
  */
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../e2e/cluster/index.js";
@@ -22,6 +24,8 @@ import { SHARD_LABELS, SHARE_LOG } from "../../src/controller/shard-election.js"
 import { shareLabelValue, shareOf } from "../../src/controller/shards.js";
 import { LABELS } from "../../src/api/types.js";
 import { ISTIO_NETWORKING } from "../../src/router/istio.js";
+import { longestGap, overlappingAppTenures, type Replica } from "../support/app-tenures.js";
+import { auditLog, formatAudit, type WriteAudit } from "../support/write-audit.js";
 
 export type Fault = "kill" | "apiserver" | "prometheusDown" | "prometheusHang";
 
@@ -42,6 +46,14 @@ export interface ChaosOptions {
   replicas: 1 | 2 | 3;
   /** Shares of the apps over the replicas (`--shards`, ADR 0016); unset: leader election. */
   shards?: number;
+  /**
+   * The upgrade run (ADR 0024): two replicas start with the first share count (1: unsharded, leader election),
+   * then rolling updates take them to each next count while the waves go on, instead of the faults: for each
+   * replica in turn, one of the new count is started, and once it is Ready and has run beside the old ones for
+   * a pause (`faultGapMs`), the old one is sent SIGTERM. The waves go on for `durationMs` and until the last
+   * rolling update has converged.
+   */
+  shareCounts?: number[];
   /** The faults to make, in turn. */
   faults: readonly Fault[];
   /** Pause between two faults (ms, drawn between the two). */
@@ -90,7 +102,38 @@ export interface ChaosReport {
   cacheMismatches: string[];
   /** Sharded: children without their app's share label in metadata, or with one in their pod template. */
   shareLabelErrors: string[];
+  /** Every controller replica's writes, from kube-apiserver's audit log; its overlaps are writtenByTwo. */
+  audit: WriteAudit;
+  /** The upgrade run's rolling updates. */
+  upgrade?: UpgradeReport;
   check: CheckResult;
+}
+
+/** One rolling update of the upgrade run. */
+export interface RollReport {
+  from: number;
+  to: number;
+  /** When the last replica of `from` was sent SIGTERM (ms since the apps were first Healthy). */
+  lastStopMs: number;
+  /**
+   * From that SIGTERM until every share of `to` was held by a replica of `to` and every child of every app
+   * carried its share label of `to` (ms).
+   */
+  convergedMs: number;
+}
+
+export interface UpgradeReport {
+  counts: number[];
+  rolls: RollReport[];
+  /** Controller processes started in all. */
+  processes: number;
+  /**
+   * From the first SIGTERM of the upgrade until the end: the longest time an app was in no replica's window
+   * (fence open, or leading), by the replicas' logs (test/support/app-tenures.ts).
+   */
+  longestWithoutActorMs: number;
+  /** Apps in two replicas' windows at once, by the replicas' logs. */
+  logOverlaps: string[];
 }
 
 const STEP_WEIGHT = 10;
@@ -108,7 +151,7 @@ function imageOf(app: string, tag: string): string {
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? (() => undefined);
   const started = Date.now();
-  const cp = await startControlPlane({ profile: "api", observer: true, handleSignals: false });
+  const cp = await startControlPlane({ profile: "api", observer: true, audit: true, handleSignals: false });
   const cleanups: (() => unknown)[] = [() => cp.stop()];
   try {
     return await run(cp, options, log, cleanups, started);
@@ -148,19 +191,31 @@ async function run(
   // The controllers.
   const controllers = new Map<string, ControllerProcess>();
   let generation = 0;
-  const flags = [
+  /** The share count replicas are started with (the upgrade run moves it; 1 or unset: unsharded). */
+  let shares = options.shareCounts?.[0] ?? options.shards;
+  const flagsFor = (count: number | undefined) => [
     `--kubeconfig=${cp.kubeconfigPath}`,
     `--namespaces=${namespace}`,
     ...(options.replicas === 1 ? ["--leader-elect=false"] : [`--lease-namespace=${namespace}`]),
-    ...(options.shards !== undefined ? [`--shards=${options.shards}`] : []),
+    ...(count !== undefined ? [`--shards=${count}`] : []),
   ];
-  /** Every process started, with when it was killed. */
-  const everyProcess: { process: ControllerProcess; killedAt?: number }[] = [];
+  /** Every process started, with its share count, and when it was killed or had exited. */
+  const everyProcess: {
+    process: ControllerProcess;
+    shares: number | undefined;
+    killedAt?: number;
+    exitedAt?: number;
+  }[] = [];
   const startReplica = (slot: string): void => {
     generation++;
-    const process = spawnController(flags, `${slot}-${generation}`);
+    // The upgrade's replicas are named after their count: s32-a-3 is the third process, replica a, 32 shares.
+    const identity =
+      options.shareCounts !== undefined ? `s${shares ?? 1}-${slot.slice(-1)}-${generation}` : `${slot}-${generation}`;
+    const process = spawnController(flagsFor(shares), identity);
     controllers.set(slot, process);
-    everyProcess.push({ process });
+    const entry: (typeof everyProcess)[number] = { process, shares };
+    everyProcess.push(entry);
+    void process.exited.then(() => (entry.exitedAt = Date.now()));
   };
   const slots =
     options.replicas === 1
@@ -171,18 +226,27 @@ async function run(
   for (const slot of slots) startReplica(slot);
   cleanups.push(() => Promise.all([...controllers.values()].map((c) => c.kill("SIGKILL"))));
   const coordination = kc.makeApiClient(CoordinationV1Api);
-  /** Sharded: the holder of every share Lease that has one and is not expired. */
-  const shareHolders = async (): Promise<(string | undefined)[]> => {
+  /**
+   * The holder of every share Lease of `count` (ADR 0024: `<group>-<count>-share-<n>`; of count 1, the leader
+   * Lease) that has one and is not expired.
+   */
+  const shareHolders = async (count = options.shards ?? 0): Promise<(string | undefined)[]> => {
+    const holders = new Array<string | undefined>(count).fill(undefined);
+    const now = Date.now();
+    if (count === 1) {
+      const lease = await coordination.readNamespacedLease({ namespace, name: "canaryapp-controller" });
+      const record = recordFromSpec(lease.spec);
+      if (!isLeaseExpired(record, now)) holders[0] = record.holderIdentity;
+      return holders;
+    }
     const leases = await coordination.listNamespacedLease({
       namespace,
       labelSelector: `${SHARD_LABELS.group}=canaryapp-controller,${SHARD_LABELS.role}=share`,
     });
-    const now = Date.now();
-    const holders = new Array<string | undefined>(options.shards ?? 0).fill(undefined);
     for (const lease of leases.items) {
-      const share = Number(lease.metadata?.name?.split("-").at(-1));
+      const share = new RegExp(`^canaryapp-controller-${count}-share-(\\d+)$`).exec(lease.metadata?.name ?? "")?.[1];
       const record = recordFromSpec(lease.spec);
-      if (!isLeaseExpired(record, now)) holders[share] = record.holderIdentity;
+      if (share !== undefined && !isLeaseExpired(record, now)) holders[Number(share)] = record.holderIdentity;
     }
     return holders;
   };
@@ -360,10 +424,73 @@ async function run(
     }
   })();
 
+  // The upgrade run's rolling updates, while the waves go on.
+  const keys = scripts.map((script) => `${namespace}/${script.name}`);
+  const rolls: RollReport[] = [];
+  let firstStop: number | undefined;
+  let upgradeOver = options.shareCounts === undefined;
+  /** Every share of `count` held by a live replica, and every child labelled with its app's share of `count`. */
+  const convergedTo = async (count: number): Promise<boolean> => {
+    const live = new Set([...controllers.values()].map((c) => c.identity));
+    if (!(await shareHolders(count)).every((h) => h !== undefined && live.has(h))) return false;
+    if (count === 1) return true;
+    const children = Object.values(await listChildren(kc, namespace)).flat();
+    return children.every((child) => {
+      const key = `${namespace}/${child.metadata?.labels?.[LABELS.app] ?? ""}`;
+      return child.metadata?.labels?.[LABELS.share] === shareLabelValue(shareOf(key, count), count);
+    });
+  };
+  /** A rolling update of every replica to `to` shares (see ChaosOptions.shareCounts). */
+  const roll = async (to: number): Promise<RollReport> => {
+    const from = shares ?? 1;
+    mark(`rolling update from ${from} to ${to} shares`);
+    shares = to;
+    let lastStop = Date.now();
+    const exits: Promise<unknown>[] = [];
+    for (const slot of slots) {
+      const old = controllers.get(slot);
+      startReplica(slot);
+      const fresh = controllers.get(slot);
+      if (fresh === undefined) continue;
+      await untilReady(fresh);
+      mark(`${fresh.identity} Ready`);
+      await sleep(between(options.faultGapMs));
+      if (old === undefined) continue;
+      // As a Deployment's rolling update does: SIGTERM, SIGKILL after the grace period (30 s), and the next new
+      // replica started without waiting for the old one to be gone.
+      old.child.kill("SIGTERM");
+      const grace = setTimeout(() => void old.kill("SIGKILL"), 30_000);
+      exits.push(old.exited.finally(() => clearTimeout(grace)));
+      lastStop = Date.now();
+      firstStop ??= lastStop;
+      mark(`SIGTERM to ${old.identity}`);
+    }
+    await Promise.all(exits);
+    while (!(await convergedTo(to).catch(() => false))) {
+      if (Date.now() - lastStop > 120_000) throw new Error(`chaos: not converged to ${to} shares in 120 s`);
+      await sleep(250);
+    }
+    const convergedMs = Date.now() - lastStop;
+    mark(`converged to ${to} shares ${convergedMs} ms after the last SIGTERM`);
+    return { from, to, lastStopMs: lastStop - origin, convergedMs };
+  };
+  const upgradeLoop = (async () => {
+    try {
+      for (const to of options.shareCounts?.slice(1) ?? []) {
+        await sleep(between(options.faultGapMs));
+        rolls.push(await roll(to));
+      }
+    } finally {
+      upgradeOver = true;
+    }
+  })();
+  // Awaited once the waves are over; until then a failure must not count as unhandled.
+  upgradeLoop.catch(() => undefined);
+
   // The waves.
   let waves = 0;
   try {
-    while (Date.now() - origin < options.durationMs) {
+    while (Date.now() - origin < options.durationMs || !upgradeOver) {
       waves++;
       const tag = `w${waves}`;
       await Promise.all(
@@ -383,6 +510,7 @@ async function run(
   } finally {
     wavesOver = true;
     await faultLoop;
+    await upgradeLoop;
   }
   proxy.setMode("up");
   for (const slot of slots) {
@@ -394,13 +522,39 @@ async function run(
   await sleep(3_000);
   recorder.stop();
 
+  const finalShares = shares;
   const { cacheMismatches, shareLabelErrors } =
-    options.shards !== undefined
-      ? await shardCaches(kc, namespace, options.shards, [...controllers.values()], shareHolders)
+    finalShares !== undefined && finalShares > 1
+      ? await shardCaches(kc, namespace, finalShares, [...controllers.values()], () => shareHolders(finalShares))
       : { cacheMismatches: [], shareLabelErrors: [] };
   const history = recorder.history();
-  const shareOverlaps = options.shards !== undefined ? overlappingTenures(everyProcess, Date.now()) : [];
-  const check = checkWorld(history, scripts, plannedSteps(STEP_WEIGHT, MAX_WEIGHT), recorder.gaps, origin);
+  const end = Date.now();
+  const shareOverlaps = options.shards !== undefined ? overlappingTenures(everyProcess, end) : [];
+  if (cp.auditLogPath === undefined) throw new Error("chaos: the control plane keeps no audit log");
+  const audit = await auditLog(cp.auditLogPath, namespace, { apps: keys, origin });
+  let upgrade: UpgradeReport | undefined;
+  if (options.shareCounts !== undefined) {
+    const replicas: Replica[] = everyProcess.map((e) => ({
+      process: e.process,
+      shares: e.shares !== undefined && e.shares > 1 ? e.shares : undefined,
+      exitedAt: e.killedAt ?? e.exitedAt,
+    }));
+    upgrade = {
+      counts: options.shareCounts,
+      rolls,
+      processes: everyProcess.length,
+      longestWithoutActorMs: Math.max(0, ...keys.map((key) => longestGap(replicas, key, firstStop ?? origin, end))),
+      logOverlaps: overlappingAppTenures(replicas, keys, end),
+    };
+  }
+  const check = checkWorld(
+    history,
+    scripts,
+    plannedSteps(STEP_WEIGHT, MAX_WEIGHT),
+    recorder.gaps,
+    origin,
+    audit.overlaps,
+  );
   return {
     options,
     ...counts,
@@ -417,13 +571,60 @@ async function run(
     shareOverlaps,
     cacheMismatches,
     shareLabelErrors,
+    audit,
+    ...(upgrade !== undefined && { upgrade }),
     check,
   };
+}
+
+/** Resolves once the controller's /readyz answers 200 (a rolling update waits for it), or rejects. */
+async function untilReady(controller: ControllerProcess, timeoutMs = 120_000): Promise<void> {
+  const port = await controller.port();
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      async (res) => {
+        await res.body?.cancel();
+        return res.ok;
+      },
+      () => false,
+    );
+    if (ready) return;
+    if (controller.child.exitCode !== null || controller.child.signalCode !== null) {
+      throw new Error(`chaos: ${controller.identity} exited before it was Ready`);
+    }
+    await sleep(250);
+  }
+  throw new Error(`chaos: ${controller.identity} not Ready in ${timeoutMs} ms`);
 }
 
 interface Child {
   metadata?: { name?: string; labels?: Record<string, string> };
   spec?: { template?: { metadata?: { labels?: Record<string, string> } } };
+}
+
+/** The children of the namespace's apps (managed by the controller), by kind. */
+async function listChildren(
+  kc: ReturnType<typeof loadKubeConfig>,
+  namespace: string,
+): Promise<Record<string, Child[]>> {
+  const labelSelector = `${LABELS.managedBy}=canaryapp`;
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const istio = async (plural: string): Promise<Child[]> =>
+    (
+      (await custom.listNamespacedCustomObject({ ...ISTIO_NETWORKING, namespace, plural, labelSelector })) as {
+        items: Child[];
+      }
+    ).items;
+  return {
+    deployment: (await kc.makeApiClient(AppsV1Api).listNamespacedDeployment({ namespace, labelSelector })).items,
+    // A Service has no pod template.
+    service: (await kc.makeApiClient(CoreV1Api).listNamespacedService({ namespace, labelSelector })).items.map((s) => ({
+      metadata: s.metadata,
+    })),
+    destinationrule: await istio("destinationrules"),
+    virtualservice: await istio("virtualservices"),
+  };
 }
 
 /**
@@ -439,25 +640,7 @@ async function shardCaches(
   replicas: readonly ControllerProcess[],
   shareHolders: () => Promise<(string | undefined)[]>,
 ): Promise<{ cacheMismatches: string[]; shareLabelErrors: string[] }> {
-  const apps = kc.makeApiClient(AppsV1Api);
-  const core = kc.makeApiClient(CoreV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const labelSelector = `${LABELS.managedBy}=canaryapp`;
-  const istio = async (plural: string): Promise<Child[]> =>
-    (
-      (await custom.listNamespacedCustomObject({ ...ISTIO_NETWORKING, namespace, plural, labelSelector })) as {
-        items: Child[];
-      }
-    ).items;
-  const children = async (): Promise<Record<string, Child[]>> => ({
-    deployment: (await apps.listNamespacedDeployment({ namespace, labelSelector })).items,
-    // A Service has no pod template.
-    service: (await core.listNamespacedService({ namespace, labelSelector })).items.map((s) => ({
-      metadata: s.metadata,
-    })),
-    destinationrule: await istio("destinationrules"),
-    virtualservice: await istio("virtualservices"),
-  });
+  const children = () => listChildren(kc, namespace);
   const shareOfChild = (child: Child): number =>
     shareOf(`${namespace}/${child.metadata?.labels?.[LABELS.app] ?? ""}`, shares);
   let cacheMismatches: string[];
@@ -541,7 +724,7 @@ export function formatReport(report: ChaosReport): string {
   const intervalMs = o.intervalSeconds * 1000;
   const short = durations.filter((d) => d < intervalMs).length;
   const lines = [
-    `chaos run: ${report.apps} apps, ${o.replicas} controller replica(s), interval ${o.intervalSeconds}s, restart delay ${o.restartDelayMs} ms, faults ${o.faults.join(",")}, ${report.seconds} s`,
+    `chaos run: ${report.apps} apps, ${o.replicas} controller replica(s), interval ${o.intervalSeconds}s, restart delay ${o.restartDelayMs} ms, ${o.shareCounts !== undefined ? `rolling updates through ${o.shareCounts.join(" → ")} shares` : `faults ${o.faults.join(",")}`}, ${report.seconds} s`,
     `  kills ${report.kills}, failovers ${report.failovers}, API-server restarts ${report.apiserverRestarts}, Prometheus down ${report.prometheusDown}, Prometheus hanging ${report.prometheusHangs}`,
     `  waves ${report.waves}, tests ${report.tests}, changes recorded ${report.changes}, rewatches ${report.rewatches}`,
     ...INVARIANTS.map((name) => {
@@ -556,8 +739,28 @@ export function formatReport(report: ChaosReport): string {
         ]
       : []),
     `  steps on the route (by arrival time): ${durations.length}, shortest ${durations.length > 0 ? Math.min(...durations) : "-"} ms, ${short} shorter than the ${intervalMs} ms interval`,
+    `  write audit (kube-apiserver): ${formatAudit(report.audit)}`,
+    ...(report.upgrade !== undefined ? [formatUpgrade(report, report.upgrade)] : []),
   ];
   return lines.join("\n");
+}
+
+/** The upgrade run's rolling updates as text. */
+function formatUpgrade(report: ChaosReport, upgrade: UpgradeReport): string {
+  const rolls = upgrade.rolls.map(
+    (r) => `${r.from} → ${r.to} shares converged ${r.convergedMs} ms after the last old replica's SIGTERM`,
+  );
+  return (
+    `  rolling updates (${upgrade.processes} processes, ${report.options.replicas} at a time): ${rolls.join("; ")}; ` +
+    `longest time an app was in no replica's window ${upgrade.longestWithoutActorMs} ms; ` +
+    `apps in two replicas' windows by their logs ${upgrade.logOverlaps.length}; ` +
+    `at the end, children without their share label ${report.shareLabelErrors.length}, ` +
+    `replicas caching other than their shares' children ${report.cacheMismatches.length}` +
+    [...upgrade.logOverlaps, ...report.shareLabelErrors, ...report.cacheMismatches]
+      .slice(0, 3)
+      .map((e, i) => `${i === 0 ? "  e.g. " : " | "}${e}`)
+      .join("")
+  );
 }
 
 /** Violations over every invariant. */

@@ -31,6 +31,10 @@ export interface DeploymentPoint {
   image: string | undefined;
   /** The status is of the current template and at least one pod of it is available. */
   ready: boolean;
+  /** The pod template, as JSON (the checker compares it with the template of the last ready status). */
+  template?: string;
+  /** The status, of whichever generation, counts at least one available and updated pod. */
+  available?: boolean;
 }
 
 export interface RoutePoint {
@@ -83,10 +87,13 @@ function deploymentPoint(raw: unknown): DeploymentPoint {
   const replicas = o.spec?.replicas ?? 1;
   const status = o.status ?? {};
   const current = (status.observedGeneration ?? 0) >= (o.metadata?.generation ?? 1);
+  const available = replicas > 0 && (status.availableReplicas ?? 0) >= 1 && (status.updatedReplicas ?? 0) >= 1;
   return {
     name: o.metadata?.name ?? "",
     image: o.spec?.template.spec?.containers[0]?.image,
-    ready: replicas > 0 && current && (status.availableReplicas ?? 0) >= 1 && (status.updatedReplicas ?? 0) >= 1,
+    ready: current && available,
+    template: JSON.stringify(o.spec?.template ?? null),
+    available,
   };
 }
 

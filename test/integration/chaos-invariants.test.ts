@@ -154,6 +154,26 @@ describe("chaos invariant checker", () => {
     assert.equal(checkWorld(world.changes, failingScript, plan).counts.noWeightOnUnreadySecondary, 1);
   });
 
+  test("a generation not yet observed keeps a ready secondary serving if its template is unchanged", () => {
+    const secondary = (template: string, ready: boolean) => ({
+      name: "shop-secondary",
+      image: v1,
+      ready,
+      template,
+      available: true,
+    });
+    const world = new World().created().test(v1, [10]);
+    world.changes.push(
+      { rv: 900, at: 0, kind: "Deployment", type: "MODIFIED", object: secondary("t1", true) },
+      // An annotation changed (generation moved, not yet observed): the same pods serve.
+      { rv: 901, at: 0, kind: "Deployment", type: "MODIFIED", object: secondary("t1", false) },
+    );
+    assert.equal(checkWorld(world.changes, failingScript, plan).counts.noWeightOnUnreadySecondary, 0);
+    // A new template not yet rolled out: its pods are not counted yet.
+    world.changes.push({ rv: 902, at: 0, kind: "Deployment", type: "MODIFIED", object: secondary("t2", false) });
+    assert.equal(checkWorld(world.changes, failingScript, plan).counts.noWeightOnUnreadySecondary, 1);
+  });
+
   test("a failing image on the primary is counted, and the end state is wrong", () => {
     const counts = violated(new World().created().test(v1, [10]).promoted(v1), failingScript);
     assert.equal(counts.noFailingOrSupersededImageOnPrimary, 1);

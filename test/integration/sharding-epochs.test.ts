@@ -3,7 +3,9 @@
  * by one, as a Deployment's RollingUpdate replaces pods (a new one started, then an old one stopped), by two of
  * 4 shares, and those by two of 8 shares, while apps are created throughout. From each replica's log, the
  * windows in which it could write for each app (its fence open, or leading); no app may be in the windows of two
- * replicas at once, and every app ends converged: routed, Ready, every child labelled with its share of 8.
+ * replicas at once, and every app ends converged: routed, Ready, every child labelled with its share of 8. The
+ * API server's audit log (with-cluster --audit, as `npm run test:integration` starts it) tells the same from
+ * the writes themselves: no app written by two replicas in overlapping windows (test/support/write-audit.ts).
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -16,6 +18,7 @@ import { longestGap, overlappingAppTenures, type Replica } from "../support/app-
 import { autoRollout, type AutoRollout } from "../support/auto-rollout.js";
 import { canaryApps, createTestNamespace, eventually, testKubeConfig, testKubeConfigPath } from "../support/kube.js";
 import { spawnController } from "../support/process.js";
+import { auditLog, formatAudit } from "../support/write-audit.js";
 
 interface Child {
   metadata?: { name?: string; labels?: Record<string, string> };
@@ -192,5 +195,25 @@ test(
         `${replica.process.identity} acts on its shares`,
       );
     }
+
+    const auditPath = process.env["CANARYAPP_AUDIT_LOG"];
+    await t.test(
+      "the API server's audit: no app written by two replicas in overlapping windows",
+      { skip: auditPath === undefined && "no audit log: start the control plane with --audit" },
+      async (s) => {
+        const audit = await auditLog(auditPath ?? "", namespace, { apps: keys });
+        s.diagnostic(formatAudit(audit));
+        assert.deepEqual(audit.unattributed, [], "every write by a replica is for an app");
+        // Each generation wrote, named by its User-Agent: the unsharded leader, and replicas of 4 and of 8.
+        for (const prefix of ["one-", "four-", "eight-"]) {
+          assert.ok(
+            audit.replicas.some((r) => r.startsWith(prefix)),
+            `writes by a ${prefix}* replica: ${audit.replicas.join(", ")}`,
+          );
+        }
+        assert.ok(audit.handovers >= keys.length, `apps handed over: ${audit.handovers}`);
+        assert.deepEqual(audit.overlaps, [], "no app written by two replicas in overlapping windows");
+      },
+    );
   },
 );
