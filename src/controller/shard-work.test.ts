@@ -20,7 +20,7 @@ interface App {
 const app = (name: string, rv = "1"): App => ({ metadata: { namespace: "shop", name, resourceVersion: rv } });
 
 /**
- * Replicas as app.ts wires them: each a real ShardElector on shared fake Leases, a ShardWork between it and a
+ * Replicas as src/wiring/ wires them: each a real ShardElector on shared fake Leases, a ShardWork between it and a
  * real Controller, its own informer of the apps (filtered by share when `filtered`), all on one fake clock.
  * Each reconcile notes what it saw: an app found in the cache is "reconciled" at its resourceVersion and
  * enters the replica's per-app state; one not found has its per-app state dropped, as the CanaryReconciler
