@@ -27,7 +27,7 @@ import type { CanaryApp } from "../src/api/types.js";
 import { statusCodeOf } from "../src/kube/errors.js";
 import { destinationTrack, ISTIO_NETWORKING } from "../src/router/istio.js";
 import { childNames } from "../src/api/meta.js";
-import { pinImage } from "../src/rollout/image-ref.js";
+import { pinImage } from "../src/identity/image-ref.js";
 import { fakeDigest } from "./cluster/fake-nodes.js";
 import { findRepoRoot } from "./cluster/toolchain.js";
 import { assertAnalyzeClean, istioAnalyze, printAnalyzeReport } from "./istioctl.js";

@@ -3,8 +3,8 @@
  * after a closure that uses them are reached through a `Later` (wiring/later.ts).
  */
 import type { Logger } from "pino";
-import type { Clock } from "./api/clock.js";
-import { systemClock } from "./api/clock.js";
+import type { Clock } from "./time/clock.js";
+import { systemClock } from "./time/clock.js";
 import type { ReconcileObserver } from "./canary/ports.js";
 import type { Config } from "./config.js";
 import type { Controller } from "./controller/controller.js";

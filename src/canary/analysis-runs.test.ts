@@ -4,8 +4,8 @@ import { pino } from "pino";
 import type { CanaryApp } from "../api/types.js";
 import { FakeClock, flush } from "../controller/fake-clock.test-helpers.js";
 import type { AnalysisProvider } from "../metrics/analysis-provider.js";
-import type { AnalysisCheck } from "../rollout/checks.js";
-import type { QueryOutcome } from "../rollout/types.js";
+import type { AnalysisCheck } from "../analysis/checks.js";
+import type { QueryOutcome } from "../analysis/outcome.js";
 import { AnalysisRuns, type AnalysisState } from "./analysis-runs.js";
 
 const CHECKS: AnalysisCheck[] = [{ name: "errors", mode: "threshold", query: "errors", max: 0 }];

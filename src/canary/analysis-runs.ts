@@ -1,11 +1,11 @@
 import pLimit, { type LimitFunction } from "p-limit";
 import type { Logger } from "pino";
-import type { Clock } from "../api/clock.js";
+import type { Clock } from "../time/clock.js";
 import type { CanaryApp, MetricResult } from "../api/types.js";
 import { toError } from "../kube/errors.js";
 import type { AnalysisProvider } from "../metrics/analysis-provider.js";
-import type { AnalysisCheck } from "../rollout/checks.js";
-import type { QueryOutcome } from "../rollout/types.js";
+import type { AnalysisCheck } from "../analysis/checks.js";
+import type { QueryOutcome } from "../analysis/outcome.js";
 import { runAnalysis } from "./analysis.js";
 
 export interface AnalysisRunsOptions {

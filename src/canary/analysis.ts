@@ -1,7 +1,7 @@
 import type { CanaryApp, MetricResult } from "../api/types.js";
 import type { AnalysisProvider } from "../metrics/analysis-provider.js";
-import { scoreAnalysis } from "../rollout/analysis.js";
-import type { AnalysisCheck } from "../rollout/checks.js";
+import { scoreAnalysis } from "../analysis/verdicts.js";
+import type { AnalysisCheck } from "../analysis/checks.js";
 
 /**
  * Runs one analysis: the checks the planner rendered for this app, through the judge, each outcome judged

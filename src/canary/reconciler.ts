@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../api/clock.js";
+import type { Clock } from "../time/clock.js";
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import { appRef, childNames } from "../api/meta.js";
@@ -10,12 +10,12 @@ import { nameClash, ownedByAnotherApp, takeOverRefusal, type ExistingObject } fr
 import { alreadyApplied, APPLIED_HASH_ANNOTATION, withAppliedHash } from "../resources/applied-hash.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { WorkloadTarget } from "../workload/workload.js";
-import type { AnalysisCheck } from "../rollout/checks.js";
+import type { AnalysisCheck } from "../analysis/checks.js";
 import type { Planning } from "../rollout/planner.js";
 import { startPlan } from "../rollout/planner.js";
 import { CHILDREN_APPLIED } from "../rollout/conditions.js";
 import { childrenApplied, primaryCreated, statusEqual } from "../rollout/reported.js";
-import { timestamp } from "../rollout/time.js";
+import { timestamp } from "../time/timestamps.js";
 import type { NotificationDeliveries } from "../notify/deliveries.js";
 import type { ReconcileFailure } from "../notify/outbox.js";
 import { withNotices } from "../notify/outbox.js";

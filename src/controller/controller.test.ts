@@ -8,7 +8,7 @@ import {
   type Reconcile,
   type ReconcileOutcome,
 } from "./controller.js";
-import { sleep } from "../api/clock.js";
+import { sleep } from "../time/clock.js";
 import { FakeClock, flush } from "./fake-clock.test-helpers.js";
 import { FakeInformer } from "./fake-informer.test-helpers.js";
 import { keyFromLabel, objectKey } from "../kube/keys.js";

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { isConflict, retryAfterMs, toError } from "../kube/errors.js";
-import { sleep, systemClock, type Clock } from "../api/clock.js";
+import { sleep, systemClock, type Clock } from "../time/clock.js";
 import type { Informer } from "./informer.js";
 import { WorkQueue, type WorkQueueOptions } from "./workqueue.js";
 

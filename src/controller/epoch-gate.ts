@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { systemClock, type Clock } from "../api/clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 import { isConflict, toError } from "../kube/errors.js";
 import { decideEpoch, epochLeaseName, parseCount, type MemberSeen, type ShareSeen } from "./epoch.js";
 import type { LeadGate, ShardLeaseClient } from "./leader-election.js";

@@ -1,4 +1,4 @@
-import type { Clock, Timer } from "../api/clock.js";
+import type { Clock, Timer } from "../time/clock.js";
 
 interface Scheduled {
   at: number;

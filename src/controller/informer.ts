@@ -2,7 +2,7 @@ import { backoffMs } from "./backoff.js";
 import type { Logger } from "pino";
 import { KubeApiError, isGone, toError } from "../kube/errors.js";
 import { abortable } from "./abortable.js";
-import { sleep, systemClock, type Clock } from "../api/clock.js";
+import { sleep, systemClock, type Clock } from "../time/clock.js";
 
 /**
  * Informers: list + watch caches of one resource, with event handlers, in the manner of client-go's

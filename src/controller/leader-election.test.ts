@@ -2,7 +2,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Lease } from "./lease.js";
 import { pino } from "pino";
-import type { Clock } from "../api/clock.js";
+import type { Clock } from "../time/clock.js";
 import { FakeClock, flush } from "./fake-clock.test-helpers.js";
 import { LeaderElector, type LeadGate, type LeaseClient, type StopReason } from "./leader-election.js";
 import { recordFromSpec } from "./lease.js";

@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { isConflict, isNotFound, toError } from "../kube/errors.js";
 import type { KubeRest } from "../kube/rest.js";
 import { abortable } from "./abortable.js";
-import { sleep, systemClock, type Clock } from "../api/clock.js";
+import { sleep, systemClock, type Clock } from "../time/clock.js";
 import {
   acquiredRecord,
   canAcquire,

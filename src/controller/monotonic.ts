@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { systemClock, type Clock } from "../api/clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 
 /**
  * A reading in milliseconds to time how long something lasted on `clock`; only differences of readings mean

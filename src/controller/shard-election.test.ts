@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { pino } from "pino";
-import { sleep, type Clock } from "../api/clock.js";
+import { sleep, type Clock } from "../time/clock.js";
 import { FakeClock } from "./fake-clock.test-helpers.js";
 import { Fence, NotOwnedError } from "./fence.js";
 import { FakeLeases } from "./fake-leases.test-helpers.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
-import { sleep, systemClock, type Clock } from "../api/clock.js";
+import { sleep, systemClock, type Clock } from "../time/clock.js";
 import { isConflict, toError } from "../kube/errors.js";
 import { decideEpoch, epochLeaseName, parseCount, type MemberSeen, type ShareSeen } from "./epoch.js";
 import type { ShardLeaseClient } from "./leader-election.js";

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { systemClock, type Clock } from "../api/clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 import { toError } from "../kube/errors.js";
 import { Fence } from "./fence.js";
 

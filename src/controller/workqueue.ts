@@ -1,5 +1,5 @@
 import { backoffMs } from "./backoff.js";
-import { systemClock, type Clock, type Timer } from "../api/clock.js";
+import { systemClock, type Clock, type Timer } from "../time/clock.js";
 
 /** Options of a {@link WorkQueue}. */
 export interface WorkQueueOptions {

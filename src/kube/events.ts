@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { CoreV1Event } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import { systemClock, type Clock } from "../api/clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 import { isConflict, isNotFound, toError } from "./errors.js";
 import type { KubeRest } from "./rest.js";
 

@@ -1,11 +1,11 @@
 /**
  * The judge's port: whatever runs the checks of an analysis. Prometheus runs the queries
  * (prometheus-analysis.ts), webhooks the `webhook` checks (webhooks/analysis.ts); by-mode.ts sends each check
- * to the provider of its mode. Each runs the kinds of `AnalysisCheck` (rollout/checks.ts) it knows.
+ * to the provider of its mode. Each runs the kinds of `AnalysisCheck` (analysis/checks.ts) it knows.
  */
 import type { CanaryApp } from "../api/types.js";
-import type { AnalysisCheck } from "../rollout/checks.js";
-import type { QueryOutcome } from "../rollout/types.js";
+import type { AnalysisCheck } from "../analysis/checks.js";
+import type { QueryOutcome } from "../analysis/outcome.js";
 
 export interface AnalysisProvider {
   /**

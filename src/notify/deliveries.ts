@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../api/clock.js";
+import type { Clock } from "../time/clock.js";
 import type { CanaryApp, Notice } from "../api/types.js";
 import { toError } from "../kube/errors.js";
 

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { withDefaults } from "../api/defaults.js";
 import { REVISION_ANNOTATION } from "../api/types.js";
 import { istioRouter } from "../router/istio.js";
-import { revisionOf } from "../rollout/revision.js";
+import { revisionOf } from "../identity/revision.js";
 import type { Plan } from "../rollout/types.js";
 import type { buildDeployment } from "../workload/deployment.js";
 import { observeDeployment } from "../workload/deployment.js";

@@ -9,7 +9,7 @@ import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, alreadyConsumed, emit } from "./context.js";
 import { approvalDue, isTesting } from "./decisions.js";
 import { runsSubject } from "./facts.js";
-import { revisionOf } from "./revision.js";
+import { revisionOf } from "../identity/revision.js";
 import { batchReplicas } from "../api/batch-sizes.js";
 import { batchComplete, batchPlanReplicas, pausesAfter, replicaShare } from "./batches.js";
 import { showsRevision } from "./observation.js";

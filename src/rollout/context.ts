@@ -1,10 +1,10 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
-import { checkProblems } from "./checks.js";
+import { checkProblems } from "../analysis/checks.js";
 import type { GateType } from "./test-facts.js";
 import type { Requests } from "./requests.js";
 import { readRequests } from "./requests.js";
-import { timestamp } from "./time.js";
+import { timestamp } from "../time/timestamps.js";
 import type { Observation, PlannedEvent, PlanInput } from "./types.js";
 
 /** How the last test ended, when it ended in this plan: becomes the Progressing condition. */

@@ -6,7 +6,7 @@ import { annotateCommand, consume, emit } from "./context.js";
 import { isTesting, promoteRefusal, promotionDue, rollbackDue } from "./decisions.js";
 import { resumedClocks } from "./paused-clocks.js";
 import { testFacts } from "./facts.js";
-import { forgetFailedImage, retryMatches } from "./failed-images.js";
+import { forgetFailedImage, retryMatches } from "../identity/failed-images.js";
 import { enterPromoting, startRollback, stepLabel } from "./lifecycle.js";
 
 /*

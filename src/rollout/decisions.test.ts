@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { CanaryState, MetricResult } from "../api/types.js";
-import type { Verdict } from "./analysis.js";
+import type { Verdict } from "../analysis/verdicts.js";
 import type { ApprovalAnswer, ObservedDigest } from "./decisions.js";
 import type { Progress, TestFacts } from "./test-facts.js";
 import {

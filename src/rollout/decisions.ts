@@ -24,9 +24,9 @@
  */
 import { ANNOTATIONS } from "../api/types.js";
 import type { CanaryStage, CanaryState, Track } from "../api/types.js";
-import type { Verdict } from "./analysis.js";
-import { describeResult } from "./analysis.js";
-import { later, secondsUntil } from "./time.js";
+import type { Verdict } from "../analysis/verdicts.js";
+import { describeResult } from "../analysis/verdicts.js";
+import { later, secondsUntil } from "../time/timestamps.js";
 import type { GateType, Progress, TestFacts, TestFailure } from "./test-facts.js";
 import type { Weights } from "./types.js";
 

@@ -9,11 +9,11 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import type { AnalysisSpec, CanaryAppSpec } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
-import { scoreCheck } from "./analysis.js";
-import type { AnalysisCheck } from "./checks.js";
+import { scoreCheck } from "../analysis/verdicts.js";
+import type { AnalysisCheck } from "../analysis/checks.js";
 import { FakeWorld } from "./fake-world.test-helpers.js";
 import { V1, V2, makeApp } from "./fixtures.test-helpers.js";
-import type { QueryOutcome } from "./types.js";
+import type { QueryOutcome } from "../analysis/outcome.js";
 
 /** The analysis modes a spec can be in. */
 type Mode = "seed" | "default" | "thresholds" | "seed+thresholds" | "compare";

@@ -7,10 +7,10 @@ import { GATE_TYPES } from "./test-facts.js";
 import { replicasForWeight } from "./replicas.js";
 import { stepClockStart } from "./decisions.js";
 import { secondaryReady, showsRevision } from "./observation.js";
-import { describeChanges } from "./revision.js";
+import { describeChanges } from "../identity/revision.js";
 import { stepWeight } from "./steps.js";
 import { secondaryRevision, specTemplate, templateChanged, testedTemplate } from "./subject.js";
-import { hasElapsed } from "./time.js";
+import { hasElapsed } from "../time/timestamps.js";
 import { applyRefusal } from "./reported.js";
 import { batchReplicas } from "../api/batch-sizes.js";
 

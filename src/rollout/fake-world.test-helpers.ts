@@ -1,7 +1,7 @@
 import { withDefaults } from "../api/defaults.js";
 import type { CanaryApp, MetricResult } from "../api/types.js";
-import type { AnalysisCheck } from "./checks.js";
-import { analysisChecks } from "./checks.js";
+import type { AnalysisCheck } from "../analysis/checks.js";
+import { analysisChecks } from "../analysis/checks.js";
 import { at } from "./fixtures.test-helpers.js";
 import { analysisDue, plan } from "./planner.js";
 import { childrenApplied } from "./reported.js";

@@ -4,7 +4,7 @@ import { withDefaults } from "../api/defaults.js";
 import type { CanaryStage, CanaryState, Condition, FailedImage, Phase } from "../api/types.js";
 import { ANNOTATIONS, MAX_FAILED_IMAGES } from "../api/types.js";
 import { findCondition, setCondition } from "./conditions.js";
-import { findFailedImage, forgetFailedImage, recordFailedImage } from "./failed-images.js";
+import { findFailedImage, forgetFailedImage, recordFailedImage } from "../identity/failed-images.js";
 import { at, iso } from "./fixtures.test-helpers.js";
 import type { PhaseFacts } from "./phase.js";
 import { derivePhase } from "./phase.js";

@@ -3,10 +3,10 @@ import type { PlanContext } from "./context.js";
 import { emit } from "./context.js";
 import type { TestFailure } from "./test-facts.js";
 import { isEnding, routeCarries, secondaryRemovable } from "./decisions.js";
-import { recordFailedImage } from "./failed-images.js";
+import { recordFailedImage } from "../identity/failed-images.js";
 import { trafficDrained } from "./observation.js";
 import type { Weights } from "./types.js";
-import { revisionOf, settingsRevisionOf } from "./revision.js";
+import { revisionOf, settingsRevisionOf } from "../identity/revision.js";
 import { primaryRestored } from "./batch-release.js";
 import { observedDigest, primaryRecord, testTemplateFields, testedTemplate } from "./subject.js";
 

@@ -1,5 +1,5 @@
 import type { CanaryAppStatus, CanaryState, FailedImage, Phase, Track } from "../api/types.js";
-import { describeResult, judgeAnalysis } from "./analysis.js";
+import { describeResult, judgeAnalysis } from "../analysis/verdicts.js";
 import { stepWeight } from "./steps.js";
 
 /** What the status sentence is made from. Nothing here depends on the clock, so it changes only with the state. */

@@ -1,5 +1,5 @@
 import type { CanaryState } from "../api/types.js";
-import { movedPast } from "./time.js";
+import { movedPast } from "../time/timestamps.js";
 
 /**
  * How does a pause count toward a deadline? It does not: every clock a test keeps counts only the time the

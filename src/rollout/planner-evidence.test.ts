@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { MetricResult } from "../api/types.js";
-import { scoreCheck } from "./analysis.js";
+import { scoreCheck } from "../analysis/verdicts.js";
 import { FakeWorld } from "./fake-world.test-helpers.js";
 import {
   V1,

@@ -4,13 +4,13 @@ import fc from "fast-check";
 import { parseDurationSeconds } from "../api/defaults.js";
 import type { AnalysisSpec } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
-import { scoreCheck } from "./analysis.js";
+import { scoreCheck } from "../analysis/verdicts.js";
 import type { Analyst, Quirks, Step } from "./fake-world.test-helpers.js";
 import { FakeWorld } from "./fake-world.test-helpers.js";
 import { V1, V2, V3, makeApp } from "./fixtures.test-helpers.js";
 import { isEnding, isTesting } from "./decisions.js";
 import { plan } from "./planner.js";
-import type { QueryOutcome } from "./types.js";
+import type { QueryOutcome } from "../analysis/outcome.js";
 
 const V4 = "example/app:v4";
 

@@ -4,7 +4,7 @@ import { ANNOTATIONS } from "../api/types.js";
 import type { Analyst } from "./fake-world.test-helpers.js";
 import { FakeWorld } from "./fake-world.test-helpers.js";
 import { V1, V2, V3, makeApp } from "./fixtures.test-helpers.js";
-import { scoreCheck } from "./analysis.js";
+import { scoreCheck } from "../analysis/verdicts.js";
 
 /** A world where V1 runs and is promoted; the app then asks for `image`. */
 function deployed(options: Parameters<typeof makeApp>[0] = {}, analyst?: Analyst): FakeWorld {

@@ -3,8 +3,8 @@ import { withDefaults } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
 import type { CanaryApp, CanaryState, MetricResult } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
-import type { AnalysisCheck } from "./checks.js";
-import { renderChecks, renderGateChecks } from "./checks.js";
+import type { AnalysisCheck } from "../analysis/checks.js";
+import { renderChecks, renderGateChecks } from "../analysis/checks.js";
 import type { PlanContext } from "./context.js";
 import { annotateCommand, consume, alreadyConsumed, createContext, emit, removeAnnotationCommand } from "./context.js";
 import {
@@ -15,7 +15,7 @@ import {
   handlePromote,
   handleRetry,
 } from "./controls.js";
-import { findFailedImage } from "./failed-images.js";
+import { findFailedImage } from "../identity/failed-images.js";
 import type { GateType } from "./test-facts.js";
 import { isEnding, isTesting, routeHandoverDue, secondaryHeld, secondaryServiceTrack } from "./decisions.js";
 import { requeueAfterSeconds } from "./requeue.js";
@@ -31,7 +31,7 @@ import type { InvalidSpecPlan } from "./reported.js";
 import { applyRefusal, invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
-import { canonicalRevisions, revisionOf } from "./revision.js";
+import { canonicalRevisions, revisionOf } from "../identity/revision.js";
 import { secondaryWeight, splitWeights } from "./steps.js";
 import {
   approveCommand,

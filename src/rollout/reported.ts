@@ -7,7 +7,7 @@ import type { CanaryApp, CanaryAppStatus, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
 import { CHILD_REJECTED, CHILDREN_APPLIED, setCondition } from "./conditions.js";
 import { readyCondition, rejectedReady } from "./status-conditions.js";
-import { timestamp } from "./time.js";
+import { timestamp } from "../time/timestamps.js";
 import type { PlannedEvent, WorkloadObservation } from "./types.js";
 
 /** Status equality by content (key order and undefined fields do not matter). */

@@ -2,7 +2,7 @@
 import type { ResolvedAnalysis } from "../api/defaults.js";
 import type { CanaryState } from "../api/types.js";
 import { stepClockStart } from "./decisions.js";
-import { secondsUntil } from "./time.js";
+import { secondsUntil } from "../time/timestamps.js";
 
 /**
  * How long to wait for the route to show the secondary drained before looking again. The reconciler has

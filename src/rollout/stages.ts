@@ -1,6 +1,6 @@
 import type { AnalysisRecord, CanaryState, MetricResult } from "../api/types.js";
-import type { Verdict } from "./analysis.js";
-import { describeResult, formatNumber, judgeAnalysis } from "./analysis.js";
+import type { Verdict } from "../analysis/verdicts.js";
+import { describeResult, formatNumber, judgeAnalysis } from "../analysis/verdicts.js";
 import type { PlanContext } from "./context.js";
 import { capacityMessage, PROMOTION_OVERDUE, WAITING_FOR_CAPACITY } from "./status-conditions.js";
 import { emit } from "./context.js";
@@ -19,9 +19,9 @@ import { progressOf, secondaryReadyNow, testFacts } from "./facts.js";
 import { enterFinalising, enterPromoting, finishIfDrained, startRollback } from "./lifecycle.js";
 import { primaryRunning } from "./observation.js";
 import { stepWeight } from "./steps.js";
-import { revisionOf } from "./revision.js";
+import { revisionOf } from "../identity/revision.js";
 import { deployedImage, testedTemplate } from "./subject.js";
-import { hasElapsed } from "./time.js";
+import { hasElapsed } from "../time/timestamps.js";
 import { holdForApproval, primaryRestored, waitForApproval } from "./batch-release.js";
 
 /** Moves a test on by at most one stage, as the observation allows. */

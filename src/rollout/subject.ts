@@ -6,9 +6,9 @@ import type { CanaryState, PodTemplateParts, PrimaryRecord } from "../api/types.
 import type { PlanContext } from "./context.js";
 import { digestFailure, type ObservedDigest } from "./decisions.js";
 import { type TestFailure } from "./test-facts.js";
-import type { RevisionRef } from "./failed-images.js";
-import { digestOfImageID, pinImage } from "./image-ref.js";
-import { describeChanges, revisionOf, sameSettings, settingsRevisionOf, templateOf } from "./revision.js";
+import type { RevisionRef } from "../identity/failed-images.js";
+import { digestOfImageID, pinImage } from "../identity/image-ref.js";
+import { describeChanges, revisionOf, sameSettings, settingsRevisionOf, templateOf } from "../identity/revision.js";
 import type { Observation } from "./types.js";
 
 /** The template parts spec asks for. */

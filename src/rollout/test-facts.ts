@@ -1,6 +1,6 @@
 /** What the decisions (decisions.ts) are asked over: one running test, and the evidence its stage moves on. */
 import type { CanaryStage, MetricResult, WebhookType } from "../api/types.js";
-import type { Verdict } from "./analysis.js";
+import type { Verdict } from "../analysis/verdicts.js";
 
 /** One running test as the planner sees it at the moment it asks a question. */
 export interface TestFacts {

@@ -1,6 +1,6 @@
 import type { CanaryApp } from "../api/types.js";
-import type { AnalysisCheck } from "../rollout/checks.js";
-import type { QueryOutcome } from "../rollout/types.js";
+import type { AnalysisCheck } from "../analysis/checks.js";
+import type { QueryOutcome } from "../analysis/outcome.js";
 import { objectKey } from "../kube/keys.js";
 import { renderedWebhookUrl, webhookSubject, type WebhookDestinations } from "./destinations.js";
 import { bodyBytes, MAX_REQUEST_BODY_BYTES, postJson } from "./post.js";

@@ -18,7 +18,7 @@ import { destinationRefusal, serviceToCheck } from "../metrics/destination.js";
 import { safeEndpoint } from "../metrics/prometheus.js";
 import type { ServiceVerdicts } from "../metrics/services.js";
 import { judgeUrl, parseUrlPolicy, type UrlPolicy } from "../metrics/url-policy.js";
-import { renderQuery, templateVars } from "../rollout/templates.js";
+import { renderQuery, templateVars } from "../analysis/templates.js";
 
 /** Stands for the app's namespace in an entry of the webhook policy. */
 export const NAMESPACE_PLACEHOLDER = "{namespace}";

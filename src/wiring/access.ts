@@ -4,7 +4,7 @@
  * its routes may claim.
  */
 import type { Logger } from "pino";
-import type { Clock } from "../api/clock.js";
+import type { Clock } from "../time/clock.js";
 import type { Config } from "../config.js";
 import type { Informer } from "../controller/informer.js";
 import type { KubeRest } from "../kube/rest.js";

@@ -3,7 +3,7 @@
  * run off the work queue, and the notifications.
  */
 import type { Logger } from "pino";
-import type { Clock } from "../api/clock.js";
+import type { Clock } from "../time/clock.js";
 import { DEFAULTS } from "../api/defaults.js";
 import { LABELS, type CanaryApp } from "../api/types.js";
 import { AnalysisRuns } from "../canary/analysis-runs.js";
@@ -19,7 +19,7 @@ import { NotificationDeliveries } from "../notify/deliveries.js";
 import { hasReceivers, NOTIFICATION_REFUSED, noticeSender } from "../notify/sender.js";
 import { routeRefusal } from "../router/host-policy.js";
 import { istioRouter } from "../router/istio.js";
-import { DEFAULT_WEBHOOK_TIMEOUT_SECONDS } from "../rollout/checks.js";
+import { DEFAULT_WEBHOOK_TIMEOUT_SECONDS } from "../analysis/checks.js";
 import { webhookAnalysis, webhookDeadlineMs, webhookRefusal } from "../webhooks/analysis.js";
 import { deploymentTarget } from "../workload/deployment.js";
 import type { Access } from "./access.js";

@@ -3,7 +3,7 @@
  * Sharded or not, the writer and the Event sink the reconciler acts through.
  */
 import type { Logger } from "pino";
-import type { Clock } from "../api/clock.js";
+import type { Clock } from "../time/clock.js";
 import { fencedEvents, fencedWriter } from "../canary/fenced.js";
 import type { ClusterWriter, EventSink, ReconcileObserver } from "../canary/ports.js";
 import type { Config } from "../config.js";

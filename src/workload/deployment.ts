@@ -1,7 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, Track } from "../api/types.js";
 import { ISTIO_CANONICAL_LABELS, LABELS, REVISION_ANNOTATION } from "../api/types.js";
-import { wantRevision } from "../rollout/revision.js";
+import { wantRevision } from "../identity/revision.js";
 import type { ChildMeta } from "../api/meta.js";
 import { appRef, childLabels, childMeta, deploymentName } from "../api/meta.js";
 import type { WorkloadObservation } from "../rollout/types.js";

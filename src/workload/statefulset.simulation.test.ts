@@ -17,7 +17,7 @@ import { observePods } from "../canary/observe.js";
 import { desiredChildren } from "../resources/children.js";
 import type { DestinationRuleObject } from "../router/istio.js";
 import type { ServiceObject } from "../resources/service.js";
-import { TRAFFIC_CHECK_NAME, analysisChecks } from "../rollout/checks.js";
+import { TRAFFIC_CHECK_NAME, analysisChecks } from "../analysis/checks.js";
 import { at } from "../rollout/fixtures.test-helpers.js";
 import type { Planning } from "../rollout/planner.js";
 import { analysisDue, plan, startPlan } from "../rollout/planner.js";

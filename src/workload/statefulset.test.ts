@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { withDefaults } from "../api/defaults.js";
 import type { CanaryApp } from "../api/types.js";
 import { LABELS, REVISION_ANNOTATION, REVISION_LABEL } from "../api/types.js";
-import { wantRevision } from "../rollout/revision.js";
+import { wantRevision } from "../identity/revision.js";
 import {
   STABLE_IMAGE_ANNOTATION,
   STABLE_REVISION_ANNOTATION,

@@ -6,7 +6,7 @@ import { LABELS, REVISION_ANNOTATION, REVISION_LABEL } from "../api/types.js";
 import type { StrandedPodObservation, WorkloadObservation } from "../rollout/types.js";
 import type { PodTemplate } from "./deployment.js";
 import { APP_CONTAINER, meshLabels, podTemplate } from "./deployment.js";
-import { wantRevision } from "../rollout/revision.js";
+import { wantRevision } from "../identity/revision.js";
 import type { SharedObservation, SharedWorkloadTarget, TrackWant, TrackWants } from "./workload.js";
 
 /** On the StatefulSet: the revision and image of the primary (the ordinals below the partition). */

@@ -16,7 +16,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from "@kubernetes/
 import { startPrometheus, type RunningPrometheus } from "../../e2e/prometheus.js";
 import { startSimulator, type Simulator } from "../../e2e/sim/simulator.js";
 import { PrometheusProvider } from "../../src/metrics/prometheus.js";
-import { BUILTIN_QUERIES, renderQuery } from "../../src/rollout/templates.js";
+import { BUILTIN_QUERIES, renderQuery } from "../../src/analysis/templates.js";
 import { testKubeConfig } from "../support/kube.js";
 
 const kc = testKubeConfig();

@@ -1,7 +1,7 @@
 import type { MetricResult } from "../api/types.js";
 import type { AnalysisCheck } from "./checks.js";
 import { Z_CRITICAL, judgeComparison, readFigures } from "./comparison.js";
-import type { QueryOutcome } from "./types.js";
+import type { QueryOutcome } from "./outcome.js";
 
 /** Reasons a metric result carries; "ok" when it passed a threshold. */
 export type MetricReason =

@@ -12,7 +12,7 @@ import {
   checkProblems,
   renderChecks,
 } from "./checks.js";
-import { iso, makeApp, at, testing } from "./fixtures.test-helpers.js";
+import { iso, makeApp, at, testing } from "../rollout/fixtures.test-helpers.js";
 import { BUILTIN_QUERIES, TRAFFIC_QUERY } from "./templates.js";
 
 const spec = (extra: Partial<CanaryAppSpec>) => withDefaults({ ...makeApp().spec, ...extra });

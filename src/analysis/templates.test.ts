@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { InvalidSpecError } from "../api/errors.js";
 import { withDefaults } from "../api/defaults.js";
-import { at, iso, makeApp, testing } from "./fixtures.test-helpers.js";
+import { at, iso, makeApp, testing } from "../rollout/fixtures.test-helpers.js";
 import type { TemplateVars } from "./templates.js";
 import {
   BUILTIN_QUERIES,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { CompareSettings, Figure } from "./comparison.js";
 import { COMPARE_QUERY, Z_CRITICAL, judgeComparison, readFigures, twoProportionZ } from "./comparison.js";
-import { scoreCheck } from "./analysis.js";
+import { scoreCheck } from "./verdicts.js";
 import { renderQuery } from "./templates.js";
 
 const settings: CompareSettings = { minSamples: 100, errorMarginPercent: 1, latencyRatioMax: 1.5 };

@@ -2,7 +2,7 @@ import type { ResolvedSpec } from "../api/defaults.js";
 import { InvalidSpecError } from "../api/errors.js";
 import type { CanaryApp, CanaryState } from "../api/types.js";
 import { childNames } from "../api/meta.js";
-import { later } from "./time.js";
+import { later } from "../time/timestamps.js";
 
 /** The values a query template may use, as `{{name}}`. */
 export interface TemplateVars {

@@ -14,7 +14,7 @@
  */
 import type { MetricResult } from "../api/types.js";
 import { trackSelector } from "./templates.js";
-import type { QueryOutcome } from "./types.js";
+import type { QueryOutcome } from "./outcome.js";
 
 /** The settings of the comparison, defaults filled. */
 export interface CompareSettings {

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { MetricResult } from "../api/types.js";
-import { describeResult, formatNumber, judgeAnalysis, scoreAnalysis, scoreCheck } from "./analysis.js";
+import { describeResult, formatNumber, judgeAnalysis, scoreAnalysis, scoreCheck } from "./verdicts.js";
 import type { AnalysisCheck } from "./checks.js";
-import { failing, passing, queryFailed } from "./fixtures.test-helpers.js";
-import type { QueryOutcome } from "./types.js";
+import { failing, passing, queryFailed } from "../rollout/fixtures.test-helpers.js";
+import type { QueryOutcome } from "./outcome.js";
 
 const seed: AnalysisCheck = { name: "prometheusQuery", mode: "seed", query: "q" };
 const rate: AnalysisCheck = { name: "request-success-rate", mode: "threshold", query: "q", min: 99 };
