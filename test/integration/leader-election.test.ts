@@ -52,9 +52,13 @@ describe("leader election", () => {
     assert.equal(await standby.metric("canaryapp_api_writes_total"), 0, "the standby wrote nothing");
     assert.equal(await first.metric("canaryapp_leader"), 1);
     assert.equal(await standby.metric("canaryapp_leader"), 0);
-    // Both answer /readyz: the standby is healthy and ready to take over.
+    // Both answer /readyz: the standby is healthy and ready to take over, once its caches are synced (the
+    // leader may have created the children before the standby, started at the same moment, has listed).
     for (const p of [first, standby]) {
-      assert.equal((await fetch(`http://127.0.0.1:${await p.port()}/readyz`)).status, 200);
+      const port = await p.port();
+      await eventually("ready", async () =>
+        (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200 ? true : undefined,
+      );
     }
 
     const killedAt = Date.now();
