@@ -38,7 +38,7 @@ export function observe(
       ...(status !== undefined ? { workload: status } : {}),
       ...(stale !== undefined ? { staleRoute: stale } : {}),
       ...(caches.statefulSetPods !== undefined
-        ? { strandedPods: workload.stranded(statefulSet, caches.statefulSetPods.list(namespace), name) }
+        ? { setPods: workload.setPods(statefulSet, caches.statefulSetPods.list(namespace), name) }
         : {}),
     };
   }

@@ -129,11 +129,14 @@ export class CanaryReconciler {
       app,
       observed: {
         ...observed,
-        // A pod this process deleted, whose deletion the cache has not shown yet, is not stranded any more.
-        ...(observed.strandedPods !== undefined && {
-          strandedPods: observed.strandedPods.filter(
-            (pod) => !this.#ahead.deletedUnseen({ kind: "Pod", namespace: app.metadata.namespace, name: pod.name }),
-          ),
+        // A pod this process deleted, whose deletion the cache has not shown yet, is not there any more.
+        ...(observed.setPods !== undefined && {
+          setPods: {
+            ...observed.setPods,
+            pods: observed.setPods.pods.filter(
+              (pod) => !this.#ahead.deletedUnseen({ kind: "Pod", namespace: app.metadata.namespace, name: pod.name }),
+            ),
+          },
         }),
         ...(refused && { analysisRefused: refused }),
         ...(specRefused && { specRefused }),

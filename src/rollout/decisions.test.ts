@@ -13,15 +13,14 @@ import {
   promotionDue,
   promotionGateReached,
   rollbackDue,
-  routeCarries,
   routeHandoverDue,
   secondaryHeld,
   secondaryRemovable,
   secondaryServiceTrack,
-  stepClockStart,
   stepComplete,
   stepDue,
 } from "./decisions.js";
+import { routeCarries, stepClockStart } from "./test-facts.js";
 import { clockAfterPause, resumedClocks } from "./paused-clocks.js";
 import { replicasForWeight, secondaryReplicas } from "./replicas.js";
 import type { Weights } from "./types.js";

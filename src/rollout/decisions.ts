@@ -11,6 +11,7 @@
  * - when does an approved batch start the next? {@link approvalDue}
  * - where does the secondary's share go while the route is refused? {@link secondaryServiceTrack}
  * - when is the route handed over to another mesh? {@link routeHandoverDue}
+ * - when is a StatefulSet's pod deleted? {@link strandedPods}
  *
  * Three questions of arithmetic rather than of the test's course have a file each beside this one:
  * - when does it look again?       requeue.ts, `requeueAfterSeconds`
@@ -23,22 +24,13 @@
  * records, emits. The tables of cases for each question are in decisions.test.ts.
  */
 import { ANNOTATIONS } from "../api/types.js";
-import type { CanaryStage, CanaryState, Track } from "../api/types.js";
+import type { CanaryStage, Track } from "../api/types.js";
 import type { Verdict } from "../analysis/verdicts.js";
 import { describeResult } from "../analysis/verdicts.js";
-import { later, secondsUntil } from "../time/timestamps.js";
+import { secondsUntil } from "../time/timestamps.js";
 import type { GateType, Progress, TestFacts, TestFailure } from "./test-facts.js";
-import type { Weights } from "./types.js";
-
-/** The stages in which the image is still under test: they can be paused, promoted early or superseded. */
-export function isTesting(stage: CanaryStage): boolean {
-  return stage === "WaitingForSecondary" || stage === "Stepping" || stage === "AwaitingPromotion";
-}
-
-/** The ending stages: traffic returns to the primary, then the secondary goes. */
-export function isEnding(stage: CanaryStage): boolean {
-  return stage === "Finalising" || stage === "RollingBack";
-}
+import { isEnding, isTesting } from "./test-facts.js";
+import type { SetPodsObservation, StrandedPodObservation, Weights } from "./types.js";
 
 /** The gates met before the first step; confirm-promotion is met before promotion. */
 function beforeFirstStep(gate: GateType): boolean {
@@ -89,27 +81,6 @@ function firstStepGatesOpen(f: TestFacts): boolean {
 /** The confirm-promotion gate has answered 2xx (or there is none). */
 function promotionGateOpen(f: TestFacts): boolean {
   return !(f.pendingGates ?? []).includes("confirm-promotion");
-}
-
-/**
- * When does a step's clock start? When the route was first observed carrying the step's weight
- * (`stepRoutedAt`), not when the step was decided: the status is written before the route (ADR 0001), so
- * a controller that dies in between leaves a step that is decided but carries no traffic, however long its
- * successor takes to come. After an analysis that keeps the step (or a resume from pause) the clock starts
- * again at that moment (`stepStartedAt`), whichever is later. Undefined while the route has not been
- * observed with the weight: the step is then not timed at all, and the plan applies the route again.
- */
-export function stepClockStart(canary: Pick<CanaryState, "stepStartedAt" | "stepRoutedAt">): string | undefined {
-  const routed = canary.stepRoutedAt;
-  return routed === undefined ? undefined : later(canary.stepStartedAt, routed);
-}
-
-/**
- * Is the route observed carrying the step's weight? Both halves must match the plan's split; a missing
- * route carries nothing.
- */
-export function routeCarries(routed: Weights | null, planned: Weights): boolean {
-  return routed !== null && routed.secondary === planned.secondary && routed.primary === planned.primary;
 }
 
 /**
@@ -486,4 +457,29 @@ export function approvalDue(f: {
 }): ApprovalAnswer | undefined {
   if (!f.waitingForApproval) return undefined;
   return f.paused || !f.approveRequested ? "held" : "approved";
+}
+
+/**
+ * When is a StatefulSet's pod deleted? Kubernetes' "forced rollback" case: with the default OrderedReady
+ * policy, a pod of a revision that never becomes Ready holds the StatefulSet controller, which waits for it
+ * before replacing anything, even after the template is reverted; the documented repair is to delete it. These
+ * are the app's pods that run a revision the StatefulSet's template no longer has, on an ordinal at or above the
+ * partition (where the template applies), not Ready and not terminating — once the StatefulSet controller has
+ * seen the template, so that the pod it makes again is of the template's revision. Their claims stay (ordinals
+ * keep their claims; the retention policy never deletes one). In name order.
+ */
+export function strandedPods(set: SetPodsObservation | undefined): StrandedPodObservation[] {
+  if (set === undefined || set.revision === undefined || !set.caughtUp) return [];
+  return set.pods
+    .filter(
+      (pod) =>
+        pod.revision !== undefined &&
+        pod.revision !== set.revision &&
+        pod.ordinal !== undefined &&
+        pod.ordinal >= set.partition &&
+        !pod.terminating &&
+        !pod.ready,
+    )
+    .map((pod) => ({ name: pod.name, resourceVersion: pod.resourceVersion, revision: pod.revision ?? "" }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }

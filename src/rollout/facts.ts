@@ -5,7 +5,7 @@ import { alreadyConsumed } from "./context.js";
 import type { Progress, TestFacts } from "./test-facts.js";
 import { GATE_TYPES } from "./test-facts.js";
 import { replicasForWeight } from "./replicas.js";
-import { stepClockStart } from "./decisions.js";
+import { stepClockStart } from "./test-facts.js";
 import { secondaryReady, showsRevision } from "./observation.js";
 import { describeChanges } from "../identity/revision.js";
 import { stepWeight } from "./steps.js";

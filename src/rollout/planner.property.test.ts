@@ -8,7 +8,7 @@ import { scoreCheck } from "../analysis/verdicts.js";
 import type { Analyst, Quirks, Step } from "./fake-world.test-helpers.js";
 import { FakeWorld } from "./fake-world.test-helpers.js";
 import { V1, V2, V3, makeApp } from "./fixtures.test-helpers.js";
-import { isEnding, isTesting } from "./decisions.js";
+import { isEnding, isTesting } from "./test-facts.js";
 import { plan } from "./planner.js";
 import type { QueryOutcome } from "../analysis/outcome.js";
 

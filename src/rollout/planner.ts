@@ -17,7 +17,8 @@ import {
 } from "./controls.js";
 import { findFailedImage } from "../identity/failed-images.js";
 import type { GateType } from "./test-facts.js";
-import { isEnding, isTesting, routeHandoverDue, secondaryHeld, secondaryServiceTrack } from "./decisions.js";
+import { isEnding, isTesting } from "./test-facts.js";
+import { routeHandoverDue, secondaryHeld, secondaryServiceTrack, strandedPods } from "./decisions.js";
 import { requeueAfterSeconds } from "./requeue.js";
 import { secondaryReplicas } from "./replicas.js";
 import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
@@ -320,7 +321,7 @@ function assemble(ctx: PlanContext): Plan {
     status.message = `Batch ${batch} of ${batches.count} of ${canary.image} passed its analysis; waiting for approval: ${approveCommand(ctx)} (or ${annotateCommand(ctx, ANNOTATIONS.approve, "now")})`;
   }
   status.message = rejectedMessage(status.conditions) ?? status.message;
-  const stranded = invalid ? [] : (observed.strandedPods ?? []);
+  const stranded = invalid ? [] : strandedPods(observed.setPods);
   if (stranded.length > 0) {
     const pods = stranded.map((pod) => `${pod.name} (revision ${pod.revision})`).join(", ");
     emit(

@@ -1,7 +1,7 @@
 /** When does it look again? (decisions.ts lists the questions.) */
 import type { ResolvedAnalysis } from "../api/defaults.js";
 import type { CanaryState } from "../api/types.js";
-import { stepClockStart } from "./decisions.js";
+import { stepClockStart } from "./test-facts.js";
 import { secondsUntil } from "../time/timestamps.js";
 
 /**

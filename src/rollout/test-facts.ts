@@ -1,6 +1,12 @@
-/** What the decisions (decisions.ts) are asked over: one running test, and the evidence its stage moves on. */
-import type { CanaryStage, MetricResult, WebhookType } from "../api/types.js";
+/**
+ * What the decisions (decisions.ts) are asked over: one running test, the evidence its stage moves on, and the
+ * plain readings of it the decisions share (the stage predicates, when a step's clock starts, what the route
+ * carries).
+ */
+import type { CanaryStage, CanaryState, MetricResult, WebhookType } from "../api/types.js";
 import type { Verdict } from "../analysis/verdicts.js";
+import { later } from "../time/timestamps.js";
+import type { Weights } from "./types.js";
 
 /** One running test as the planner sees it at the moment it asks a question. */
 export interface TestFacts {
@@ -102,4 +108,35 @@ export interface TestFailure {
   value?: number;
   /** The query (as run) that gave `value`. */
   query?: string;
+}
+
+/** The stages in which the image is still under test: they can be paused, promoted early or superseded. */
+export function isTesting(stage: CanaryStage): boolean {
+  return stage === "WaitingForSecondary" || stage === "Stepping" || stage === "AwaitingPromotion";
+}
+
+/** The ending stages: traffic returns to the primary, then the secondary goes. */
+export function isEnding(stage: CanaryStage): boolean {
+  return stage === "Finalising" || stage === "RollingBack";
+}
+
+/**
+ * When does a step's clock start? When the route was first observed carrying the step's weight
+ * (`stepRoutedAt`), not when the step was decided: the status is written before the route (ADR 0001), so
+ * a controller that dies in between leaves a step that is decided but carries no traffic, however long its
+ * successor takes to come. After an analysis that keeps the step (or a resume from pause) the clock starts
+ * again at that moment (`stepStartedAt`), whichever is later. Undefined while the route has not been
+ * observed with the weight: the step is then not timed at all, and the plan applies the route again.
+ */
+export function stepClockStart(canary: Pick<CanaryState, "stepStartedAt" | "stepRoutedAt">): string | undefined {
+  const routed = canary.stepRoutedAt;
+  return routed === undefined ? undefined : later(canary.stepStartedAt, routed);
+}
+
+/**
+ * Is the route observed carrying the step's weight? Both halves must match the plan's split; a missing
+ * route carries nothing.
+ */
+export function routeCarries(routed: Weights | null, planned: Weights): boolean {
+  return routed !== null && routed.secondary === planned.secondary && routed.primary === planned.primary;
 }

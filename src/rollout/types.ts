@@ -81,15 +81,38 @@ export interface Observation {
   /** What a StatefulSet workload shows of its revisions (status.workload); absent with Deployments. */
   workload?: WorkloadStatus;
   /**
-   * A StatefulSet's pods of a revision its template no longer has, not Ready: its controller waits for them
-   * forever (Kubernetes' forced rollback case; workload/statefulset.ts `strandedPods`).
+   * A StatefulSet's pods of the app and what its template says, as facts: which of them are stranded is decided
+   * in decisions.ts (`strandedPods`). Absent with Deployments.
    */
-  strandedPods?: StrandedPodObservation[];
+  setPods?: SetPodsObservation;
   /**
    * With `spec.mesh: none`: the app's VirtualService, left from when it had a mesh; `handedOverAt` once it
    * routes everything to the app's Service (decisions.ts `routeHandoverDue`).
    */
   staleRoute?: { handedOverAt?: string };
+}
+
+/** A StatefulSet's pods of one app, and what its template says of them. */
+export interface SetPodsObservation {
+  /** The revision of the StatefulSet's template (undefined before it carries one). */
+  revision: string | undefined;
+  /** The StatefulSet controller has seen the template (status.observedGeneration ≥ metadata.generation). */
+  caughtUp: boolean;
+  /** The ordinals at or above which the template applies. */
+  partition: number;
+  pods: SetPodObservation[];
+}
+
+/** One pod of a StatefulSet, as its metadata and status show it. */
+export interface SetPodObservation {
+  name: string;
+  resourceVersion: string;
+  /** Its revision label (undefined when it carries none). */
+  revision: string | undefined;
+  /** Its ordinal (`<set>-<n>`); undefined for a name that is none of the set's. */
+  ordinal: number | undefined;
+  ready: boolean;
+  terminating: boolean;
 }
 
 /** A pod its workload's controller will not replace on its own. */

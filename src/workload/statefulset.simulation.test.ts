@@ -184,7 +184,7 @@ class World {
       secondary: split.secondary,
       routedWeights: this.route === null ? null : { ...this.route },
       ...(split.status !== undefined ? { workload: split.status } : {}),
-      strandedPods: statefulSetTarget.stranded(this.sts.object(this.time), this.sts.podObjects(this.time), "db"),
+      setPods: statefulSetTarget.setPods(this.sts.object(this.time), this.sts.podObjects(this.time), "db"),
       ...(revision !== undefined
         ? { secondaryPods: observePods(this.sts.podObjects(this.time), "db", "app", { [REVISION_LABEL]: revision }) }
         : {}),

@@ -4,6 +4,7 @@ import { withDefaults } from "../api/defaults.js";
 import type { CanaryApp } from "../api/types.js";
 import { LABELS, REVISION_ANNOTATION, REVISION_LABEL } from "../api/types.js";
 import { wantRevision } from "../identity/revision.js";
+import { strandedPods as decideStranded } from "../rollout/decisions.js";
 import {
   STABLE_IMAGE_ANNOTATION,
   STABLE_REVISION_ANNOTATION,
@@ -11,7 +12,7 @@ import {
   observeStatefulSet,
   partitionFor,
   statefulSetPodSelector,
-  strandedPods,
+  setPods,
 } from "./statefulset.js";
 import type { TrackWants } from "./workload.js";
 
@@ -294,7 +295,9 @@ describe("observeStatefulSet: the two tracks of one StatefulSet", () => {
   });
 });
 
-describe("strandedPods (Kubernetes' forced rollback: pods OrderedReady would wait for forever)", () => {
+describe("strandedPods over setPods (Kubernetes' forced rollback: pods OrderedReady would wait for forever)", () => {
+  // The StatefulSet target reports the facts (setPods); rollout/decisions.ts decides which pods are stranded.
+  const strandedPods = (set: unknown, pods: readonly unknown[], app: string) => decideStranded(setPods(set, pods, app));
   const sts = (over: { partition?: number; generation?: number; observed?: number } = {}) => ({
     metadata: { name: "db", generation: over.generation ?? 2, annotations: { [REVISION_ANNOTATION]: "good" } },
     spec: { replicas: 3, updateStrategy: { rollingUpdate: { partition: over.partition ?? 0 } } },

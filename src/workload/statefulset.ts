@@ -3,7 +3,7 @@ import type { ChildMeta } from "../api/meta.js";
 import { appRef, childLabels, childMeta } from "../api/meta.js";
 import type { CanaryApp, Track, WorkloadStatus } from "../api/types.js";
 import { LABELS, REVISION_ANNOTATION, REVISION_LABEL } from "../api/types.js";
-import type { StrandedPodObservation, WorkloadObservation } from "../rollout/types.js";
+import type { SetPodObservation, SetPodsObservation, WorkloadObservation } from "../rollout/types.js";
 import type { PodTemplate } from "./deployment.js";
 import { APP_CONTAINER, meshLabels, podTemplate } from "./deployment.js";
 import { wantRevision } from "../identity/revision.js";
@@ -252,11 +252,8 @@ export const statefulSetTarget: SharedWorkloadTarget = {
   desired: buildStatefulSet,
   observe: observeStatefulSet,
   podSelector: statefulSetPodSelector,
-  stranded: (object, pods, app) => strandedPods(object, pods, app),
+  setPods: (object, pods, app) => setPods(object, pods, app),
 };
-
-/** A pod the StatefulSet controller will not replace on its own (see `strandedPods`). */
-export type StrandedPod = StrandedPodObservation;
 
 interface PodLike {
   metadata?: {
@@ -269,35 +266,32 @@ interface PodLike {
 }
 
 /**
- * Kubernetes' "forced rollback" case: with the default OrderedReady policy, a pod of a revision that never
- * becomes Ready holds the StatefulSet controller, which waits for it before replacing anything, even after
- * the template is reverted; the documented repair is to delete it. These are the app's pods that run a
- * revision the StatefulSet's template no longer has, on an ordinal at or above the partition (where the
- * template applies), not Ready and not terminating — once the StatefulSet controller has seen the template
- * (observedGeneration), so that the pod it makes again is of the template's revision. Their claims stay
- * (ordinals keep their claims; the retention policy never deletes one). Pure.
+ * The app's pods of the StatefulSet and what its template says of them, as facts (which are stranded is decided
+ * in rollout/decisions.ts, `strandedPods`). Undefined when there is no StatefulSet. Pure.
  */
-export function strandedPods(statefulSet: unknown, pods: readonly unknown[], app: string): StrandedPod[] {
-  if (!statefulSet) return [];
+export function setPods(statefulSet: unknown, pods: readonly unknown[], app: string): SetPodsObservation | undefined {
+  if (!statefulSet) return undefined;
   const sts = statefulSet as StatefulSetLike & { metadata?: { name?: string } };
-  const revision = sts.metadata?.annotations?.[REVISION_ANNOTATION];
-  const caughtUp = (sts.status?.observedGeneration ?? 0) >= (sts.metadata?.generation ?? 1);
-  if (revision === undefined || !caughtUp) return [];
   const setName = sts.metadata?.name ?? app;
-  const partition = sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0;
-  const out: StrandedPod[] = [];
+  const observed: SetPodObservation[] = [];
   for (const object of pods) {
-    const pod = object as PodLike;
-    const meta = pod.metadata ?? {};
-    const podRevision = meta.labels?.[REVISION_LABEL];
-    if (meta.labels?.[LABELS.app] !== app || podRevision === undefined || podRevision === revision) continue;
-    const ordinal = ordinalOf(meta.name ?? "", setName);
-    if (ordinal === undefined || ordinal < partition || meta.deletionTimestamp !== undefined) continue;
-    const ready = (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
-    if (ready) continue;
-    out.push({ name: meta.name ?? "", resourceVersion: meta.resourceVersion ?? "", revision: podRevision });
+    const meta = (object as PodLike).metadata ?? {};
+    if (meta.labels?.[LABELS.app] !== app) continue;
+    observed.push({
+      name: meta.name ?? "",
+      resourceVersion: meta.resourceVersion ?? "",
+      revision: meta.labels[REVISION_LABEL],
+      ordinal: ordinalOf(meta.name ?? "", setName),
+      ready: ((object as PodLike).status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
+      terminating: meta.deletionTimestamp !== undefined,
+    });
   }
-  return out.sort((a, b) => a.name.localeCompare(b.name));
+  return {
+    revision: sts.metadata?.annotations?.[REVISION_ANNOTATION],
+    caughtUp: (sts.status?.observedGeneration ?? 0) >= (sts.metadata?.generation ?? 1),
+    partition: sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
+    pods: observed,
+  };
 }
 
 /** The ordinal of pod `<set>-<n>`, or undefined for any other name. */

@@ -1,7 +1,7 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { ChildMeta } from "../api/meta.js";
 import type { CanaryApp, PodTemplateParts, Track, WorkloadStatus } from "../api/types.js";
-import type { StrandedPodObservation, WorkloadObservation } from "../rollout/types.js";
+import type { SetPodsObservation, WorkloadObservation } from "../rollout/types.js";
 
 /** A workload object as the target hands it to the reconciler for server-side apply. */
 export interface WorkloadObject {
@@ -70,8 +70,8 @@ export interface SharedWorkloadTarget {
   observe(object: unknown): SharedObservation;
   /** The labels that select the pods of `track` given what both tracks must run. */
   podSelector(app: CanaryApp, spec: ResolvedSpec, track: Track, wants: TrackWants): Record<string, string>;
-  /** The app's pods that the workload's controller will never replace on its own (to be deleted). */
-  stranded(object: unknown, pods: readonly unknown[], app: string): StrandedPodObservation[];
+  /** The app's pods of the one object, and what its template says of them (rollout/decisions.ts judges them). */
+  setPods(object: unknown, pods: readonly unknown[], app: string): SetPodsObservation | undefined;
 }
 
 /** Either shape of workload target. */
