@@ -14,7 +14,9 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
-import { createInformer, type ListedMeta, type ObjectWithMeta } from "../src/controller/informer.js";
+import { createInformer } from "../src/controller/create-informer.js";
+import type { ListedMeta } from "../src/kube/list-watch.js";
+import type { ObjectWithMeta } from "../src/controller/informer.js";
 import { ListItemReader } from "../src/kube/list-items.js";
 import { GROUP, KIND, VERSION, type CanaryApp } from "../src/api/types.js";
 import { CANARY_APPS, CHILD_KINDS } from "../src/kube/kinds.js";

@@ -9,7 +9,8 @@ import { pathToFileURL } from "node:url";
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { loadKubeConfig } from "../src/kube/client.js";
 import { isLeaseExpired, recordFromSpec } from "../src/controller/lease.js";
-import { SHARD_LABELS, SHARE_LOG } from "../src/controller/shard-election.js";
+import { SHARD_LABELS } from "../src/controller/shard-leases.js";
+import { SHARE_LOG } from "../src/controller/held-shares.js";
 import { spawnController, type ControllerProcess } from "../test/support/process.js";
 import { createApps, sleep, untilAllRouted, untilReady } from "./apps.js";
 

@@ -7,13 +7,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
 import { LABELS, MANAGED_BY_VALUE } from "../../src/api/types.js";
-import {
-  createInformer,
-  handedEach,
-  type Informer,
-  type ListedMeta,
-  type ObjectList,
-} from "../../src/controller/informer.js";
+import { createInformer } from "../../src/controller/create-informer.js";
+import { handedEach, type ListedMeta, type ObjectList } from "../../src/kube/list-watch.js";
+import type { Informer } from "../../src/controller/informer.js";
 import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
 import type { ClusterSnapshot, DestinationRuleLike, PodLike, ServiceLike, VirtualServiceLike } from "./mesh-view.js";
 

@@ -13,7 +13,7 @@ import {
   type LeaseObservation,
 } from "./lease.js";
 import { monotonicNow } from "./monotonic.js";
-import { EPOCH_LOG, SHARD_LABELS, memberLeaseName } from "./shard-election.js";
+import { EPOCH_LOG, SHARD_LABELS, memberLeaseName } from "./shard-leases.js";
 
 export interface EpochGateOptions {
   namespace: string;

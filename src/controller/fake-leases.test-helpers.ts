@@ -1,6 +1,6 @@
 import type { ShardLeaseClient } from "./leader-election.js";
 import { recordFromSpec, type Lease } from "./lease.js";
-import { SHARD_LABELS, shareLeaseName } from "./shard-election.js";
+import { SHARD_LABELS, shareLeaseName } from "./shard-leases.js";
 
 function conflict(): Error {
   return Object.assign(new Error("Operation cannot be fulfilled: the object has been modified"), { code: 409 });

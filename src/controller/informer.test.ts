@@ -2,15 +2,10 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { pino } from "pino";
 import { FakeClock, flush } from "./fake-clock.test-helpers.js";
-import {
-  ListWatchInformer,
-  createInformer,
-  handedEach,
-  resourcePath,
-  type ObjectList,
-  type ObjectWithMeta,
-  type Watcher,
-} from "./informer.js";
+import { ListWatchInformer } from "./list-watch-informer.js";
+import { createInformer, resourcePath } from "./create-informer.js";
+import { handedEach, type ObjectList, type Watcher } from "../kube/list-watch.js";
+import type { ObjectWithMeta } from "./informer.js";
 
 interface Obj extends ObjectWithMeta {
   metadata: { name: string; namespace: string; resourceVersion: string };

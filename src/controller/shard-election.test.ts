@@ -6,7 +6,8 @@ import { FakeClock } from "./fake-clock.test-helpers.js";
 import { Fence, NotOwnedError } from "./fence.js";
 import { FakeLeases } from "./fake-leases.test-helpers.js";
 import { recordFromSpec } from "./lease.js";
-import { ShardElector, shareLeaseName } from "./shard-election.js";
+import { ShardElector } from "./shard-election.js";
+import { shareLeaseName } from "./shard-leases.js";
 import { shareOf } from "./shards.js";
 
 const SHARES = 12;

@@ -1,11 +1,10 @@
-import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { sleep, systemClock, type Clock } from "../time/clock.js";
-import { isConflict, toError } from "../kube/errors.js";
-import { decideEpoch, epochLeaseName, parseCount, type MemberSeen, type ShareSeen } from "./epoch.js";
+import { toError } from "../kube/errors.js";
+import { parseCount } from "./epoch.js";
+import { HeldShares } from "./held-shares.js";
 import type { ShardLeaseClient } from "./leader-election.js";
 import {
-  acquiredRecord,
   canAcquire,
   hasExpired,
   observeLease,
@@ -15,23 +14,19 @@ import {
   unchangedFor,
   type Lease,
   type LeaseObservation,
-  type LeaseRecord,
 } from "./lease.js";
 import { monotonicNow } from "./monotonic.js";
+import { ShardLeaseWrites } from "./shard-lease-writes.js";
+import {
+  EPOCH_LOG,
+  SHARD_LABELS,
+  memberLeaseName,
+  shareLeaseName,
+  surveyGroup,
+  termOf,
+  type GroupSurvey,
+} from "./shard-leases.js";
 import { assignShares } from "./shards.js";
-
-/** Labels every Lease of a shard group carries, so that one list call reads them all. */
-export const SHARD_LABELS = {
-  /** The group: the lease name the replicas share (`--lease-name`). */
-  group: "canaryapp.io/shard-group",
-  /** "member" (one per live replica), "share" (one per share of the apps) or "epoch" (one per group). */
-  role: "canaryapp.io/lease-role",
-  /**
-   * The share count (ADR 0024): on a member, the count its replica runs; on a share, the count it is a share
-   * of; on the epoch, the count in force.
-   */
-  count: "canaryapp.io/shard-count",
-} as const;
 
 export interface ShardElectionOptions {
   namespace: string;
@@ -84,51 +79,6 @@ export interface ShardElectionOptions {
   onResumed?: (share: number) => void;
 }
 
-/** A share this replica holds: the term (which acquisition) and when it was last renewed (monotonic clock). */
-interface Held {
-  term: string;
-  /** When the last successful write of the share's Lease was sent. */
-  renewedAt: number;
-  /** A round has logged its fence closed by a late renewal (said once; the fence itself is `term`'s, by the clock). */
-  closed?: boolean;
-  /**
-   * A round that listed the Leases after the share was taken found it still held under `term` and the epoch
-   * in force this replica's count (ADR 0024): until then the share is not used.
-   */
-  confirmed: boolean;
-}
-
-/** What the log says when a share's fence closes and opens again without the share changing hands. */
-export const SHARE_LOG = {
-  closed: "a share's renewal is late; its fence is closed",
-  reopened: "renewed a share after the renew deadline; its fence is open again",
-} as const;
-
-/** A Lease name of at most 63 characters, unique per identity (identities need not be valid names). */
-export function memberLeaseName(group: string, identity: string): string {
-  return `${group}-member-${createHash("sha256").update(identity).digest("hex").slice(0, 12)}`;
-}
-
-/**
- * The name of share `share`'s Lease under a count of `shares` (ADR 0024): shares of different counts are
- * different Leases, so nobody takes share 5 of 64 by holding share 5 of 32. The share stays the last part.
- */
-export function shareLeaseName(group: string, share: number, shares: number): string {
-  return `${group}-${shares}-share-${share}`;
-}
-
-/** What the log says about the sharding epoch (ADR 0024). */
-export const EPOCH_LOG = {
-  waiting: "not acting: the sharding epoch is not this replica's share count",
-  moved: "moved the sharding epoch to this replica's share count",
-  acting: "acting under the sharding epoch",
-} as const;
-
-/** The term of a Lease record: which acquisition it is (a new holder, or the same one again, is a new term). */
-function termOf(record: LeaseRecord): string {
-  return `${record.leaseTransitions ?? 0}@${record.acquireTimeMs ?? 0}`;
-}
-
 /**
  * Sharding by Leases (ADR 0016). Each replica holds a membership Lease, renewed; every round (each
  * retryPeriod) it lists the group's Leases, takes the live members (membership not expired), computes the
@@ -140,7 +90,10 @@ function termOf(record: LeaseRecord): string {
  *
  * Every write replaces a Lease at the resourceVersion just listed, so of two replicas racing for a share
  * exactly one wins. `term(share)` is the fence: defined only while this replica holds the share and renewed
- * it within renewDeadline.
+ * it within renewDeadline. *
+ * This file is the rounds: what to write, decided from each list. The Leases' names, terms and what a list of them
+ * says are src/controller/shard-leases.ts, the writes src/controller/shard-lease-writes.ts, the shares held and
+ * their fences src/controller/held-shares.ts.
  */
 export class ShardElector {
   readonly identity: string;
@@ -155,11 +108,10 @@ export class ShardElector {
   private readonly log: Logger;
   private readonly memberName: string;
   private readonly selector: string;
-  private readonly held = new Map<number, Held>();
+  private readonly held: HeldShares;
+  private readonly writes: ShardLeaseWrites;
   /** The group's Leases as last listed, each with when it was first listed so (by name). */
   private observed = new Map<string, LeaseObservation>();
-  /** When the membership Lease was last written by this process (monotonic), if it was. */
-  private memberRenewedAt: number | undefined;
   private rounds = 0;
   private members: string[] = [];
   /** Whether the last round found the epoch in force this replica's count and nothing of another count held. */
@@ -195,6 +147,31 @@ export class ShardElector {
         `shard election: renewDeadline (${this.renewDeadlineMs} ms) must exceed renewAfter + retryPeriod`,
       );
     }
+    this.held = new HeldShares({
+      shares: options.shares,
+      leaseDurationMs: this.leaseDurationMs,
+      renewDeadlineMs: this.renewDeadlineMs,
+      elapsed: this.elapsed,
+      acting: () => this.acting,
+      log: this.log,
+      onGained: options.onGained,
+      onLost: options.onLost,
+      onResumed: options.onResumed,
+    });
+    this.writes = new ShardLeaseWrites({
+      namespace: options.namespace,
+      name: options.name,
+      shares: options.shares,
+      identity: options.identity,
+      leaseDurationMs: this.leaseDurationMs,
+      renewAfterMs: this.renewAfterMs,
+      client: options.client,
+      clock: this.clock,
+      elapsed: this.elapsed,
+      log: this.log,
+      memberName: this.memberName,
+      held: this.held,
+    });
   }
 
   /**
@@ -202,15 +179,12 @@ export class ShardElector {
    * renewed it within renewDeadline (another replica may take it once the lease duration has passed).
    */
   term(share: number): string | undefined {
-    const held = this.held.get(share);
-    if (held === undefined || !held.confirmed || !this.acting) return undefined;
-    if (this.elapsed() - held.renewedAt >= this.renewDeadlineMs) return undefined;
-    return held.term;
+    return this.held.term(share);
   }
 
   /** The shares this replica holds now, in order. */
   heldShares(): number[] {
-    return [...this.held.keys()].filter((s) => this.term(s) !== undefined).sort((a, b) => a - b);
+    return this.held.open();
   }
 
   /**
@@ -247,7 +221,7 @@ export class ShardElector {
     this.stopping?.abort();
     await this.running;
     const shares = [...this.held.keys()];
-    for (const share of shares) this.lose(share, "shutting down");
+    for (const share of shares) this.held.lose(share, "shutting down");
     try {
       const leases = await this.options.client.list(this.options.namespace, this.selector);
       await Promise.all(
@@ -287,44 +261,11 @@ export class ShardElector {
     );
   }
 
-  /**
-   * What a list says of the group (ADR 0024): the live members (this replica included), the expired member
-   * Leases to delete, and whether this replica may act under the epoch, or move it. The members are those of
-   * this replica's count: the others take no share of it.
-   */
-  private survey(byName: Map<string, Lease>, readAt: number) {
+  /** What the list says of the group (see {@link surveyGroup}). */
+  private survey(byName: Map<string, Lease>, readAt: number): GroupSurvey {
     const { name, shares } = this.options;
-    const members = new Set([this.identity]);
-    const membersSeen: MemberSeen[] = [];
-    const heldSeen: ShareSeen[] = [];
-    const forget: Lease[] = [];
-    for (const [leaseName, lease] of byName) {
-      const labels = lease.metadata?.labels;
-      const role = labels?.[SHARD_LABELS.role];
-      const seen = this.observed.get(leaseName);
-      const holder = seen?.record.holderIdentity;
-      if (seen === undefined || holder === undefined) continue;
-      // The unsharded leader's Lease is the one share of count 1.
-      const count = leaseName === name ? 1 : parseCount(labels?.[SHARD_LABELS.count]);
-      if (role === "member") {
-        if (!hasExpired(seen, readAt)) {
-          // The shares are divided among the members of this replica's count only.
-          if (count === shares) members.add(holder);
-          if (holder !== this.identity) membersSeen.push({ identity: holder, count });
-        } else if (holder !== this.identity && unchangedFor(seen, readAt) > this.forgetMemberAfterMs) {
-          forget.push(lease);
-        }
-      } else if ((role === "share" || leaseName === name) && !hasExpired(seen, readAt)) {
-        heldSeen.push({ name: leaseName, holder, count });
-      }
-    }
-    const epochLease = byName.get(epochLeaseName(name));
-    const decision = decideEpoch(shares, {
-      inForce: parseCount(epochLease?.metadata?.labels?.[SHARD_LABELS.count]),
-      members: membersSeen,
-      held: heldSeen,
-    });
-    return { members: [...members].sort(), forget, epochLease, decision };
+    const reader = { identity: this.identity, name, shares, forgetMemberAfterMs: this.forgetMemberAfterMs };
+    return surveyGroup(byName, this.observed, readAt, reader);
   }
 
   /**
@@ -339,7 +280,7 @@ export class ShardElector {
     for (const [share, held] of this.held) {
       if (held.confirmed) continue;
       const record = recordFromSpec(byName.get(shareLeaseName(name, share, shares))?.spec);
-      if (record.holderIdentity === this.identity && termOf(record) === held.term) this.confirm(share, held);
+      if (record.holderIdentity === this.identity && termOf(record) === held.term) this.held.confirm(share, held);
     }
   }
 
@@ -349,7 +290,7 @@ export class ShardElector {
     this.rounds++;
     // A share whose fence closed (renewal overdue) is given up before anything else, even if its Lease still
     // names this replica: work dropped while it was closed is queued again when it is taken anew (a new term).
-    this.expireStale();
+    this.held.expireStale();
     // Written into the Leases for people to read; no replica compares it with its own clock.
     const now = this.clock.now();
     let byName: Map<string, Lease>;
@@ -357,16 +298,16 @@ export class ShardElector {
       byName = await this.listGroup();
     } catch (error) {
       this.log.warn({ err: toError(error) }, "could not list the shard Leases");
-      this.expireStale();
+      this.held.expireStale();
       return;
     }
     const readAt = this.elapsed();
     this.observeAll(byName, readAt);
 
-    await this.renewMembership(byName.get(this.memberName), now, readAt);
+    await this.writes.renewMembership(byName.get(this.memberName), now, readAt);
     const { members, forget, epochLease, decision } = this.survey(byName, readAt);
     this.members = members;
-    const writes: Promise<unknown>[] = forget.map((lease) => this.forget(lease));
+    const writes: Promise<unknown>[] = forget.map((lease) => this.writes.forget(lease));
     let moved = false;
     if (!decision.mayAct) {
       // Another count is in force, or something of another count may still act: this replica's shares are
@@ -374,9 +315,9 @@ export class ShardElector {
       this.acting = false;
       for (const [share] of this.held) {
         const lease = byName.get(shareLeaseName(name, share, shares));
-        this.lose(share, "the sharding epoch is not this replica's count");
+        this.held.lose(share, "the sharding epoch is not this replica's count");
         if (lease !== undefined && recordFromSpec(lease.spec).holderIdentity === this.identity) {
-          writes.push(this.releaseLease(share, lease, now));
+          writes.push(this.writes.releaseLease(share, lease, now));
         }
       }
       const waitingFor = decision.blockers.join("; ");
@@ -384,10 +325,10 @@ export class ShardElector {
         this.waitingFor = waitingFor;
         this.log.info({ shares, waitingFor, mayMove: decision.mayMove }, EPOCH_LOG.waiting);
       }
-      if (decision.mayMove) moved = await this.moveEpoch(epochLease, now);
+      if (decision.mayMove) moved = await this.writes.moveEpoch(epochLease, now);
       if (!moved) {
         await Promise.all(writes);
-        this.expireStale();
+        this.held.expireStale();
         return;
       }
     }
@@ -405,7 +346,7 @@ export class ShardElector {
       const seen = this.observed.get(leaseName);
       if (seen === undefined) continue;
       const gone = seen.record.holderIdentity === undefined || hasExpired(seen, readAt);
-      if (gone && unchangedFor(seen, readAt) > this.forgetMemberAfterMs) writes.push(this.forget(lease));
+      if (gone && unchangedFor(seen, readAt) > this.forgetMemberAfterMs) writes.push(this.writes.forget(lease));
     }
     const memberSet = new Set(members);
     // A replica that has just joined takes no share in its first round: it has not been seen by the others
@@ -420,21 +361,21 @@ export class ShardElector {
       const ours = record.holderIdentity === this.identity;
       const held = this.held.get(share);
       if (held !== undefined && !ours) {
-        this.lose(share, `now held by ${record.holderIdentity ?? "nobody"}`);
+        this.held.lose(share, `now held by ${record.holderIdentity ?? "nobody"}`);
       }
       if (mine.has(share)) {
-        if (lease === undefined) writes.push(this.take(share, undefined, now));
+        if (lease === undefined) writes.push(this.writes.take(share, undefined, now));
         else if (!ours && seen !== undefined && canAcquire(seen, this.identity, readAt)) {
-          writes.push(this.take(share, lease, now));
-        } else if (ours && held === undefined) writes.push(this.take(share, lease, now));
+          writes.push(this.writes.take(share, lease, now));
+        } else if (ours && held === undefined) writes.push(this.writes.take(share, lease, now));
         else if (ours && held !== undefined && readAt - held.renewedAt >= this.renewAfterMs) {
-          writes.push(this.renew(share, lease));
+          writes.push(this.writes.renew(share, lease));
         } else if (ours && held !== undefined && termOf(record) !== held.term) {
           // The Lease rewritten by a process of the same identity (a restart): not this process's term.
-          this.lose(share, "renewed under another term");
+          this.held.lose(share, "renewed under another term");
         }
       } else if (ours && lease !== undefined) {
-        writes.push(this.release(share, lease, now));
+        writes.push(this.writes.release(share, lease, now));
       } else if (
         lease !== undefined &&
         seen !== undefined &&
@@ -444,14 +385,14 @@ export class ShardElector {
       ) {
         // Assigned to another member, who may not be able to tell yet that it expired (it started less than a
         // lease duration ago): freed, it is taken at that member's next round.
-        writes.push(this.free(share, lease, now));
+        writes.push(this.writes.free(share, lease, now));
       }
     }
     await Promise.all(writes);
     // Shares taken this round are confirmed by a list made now, after their writes (ADR 0024), rather than a
     // round later: a share changing hands is unused for one list, not for a round.
     if ([...this.held.values()].some((held) => !held.confirmed)) await this.confirmRound();
-    this.expireStale();
+    this.held.expireStale();
   }
 
   /** A list made to confirm the shares just taken (`confirmFrom`); a failed one leaves them to the next round. */
@@ -467,225 +408,5 @@ export class ShardElector {
     this.observeAll(byName, readAt);
     const { decision } = this.survey(byName, readAt);
     this.confirmFrom(byName, decision.mayAct);
-  }
-
-  private async renewMembership(lease: Lease | undefined, now: number, readAt: number): Promise<void> {
-    const { client } = this.options;
-    const record = recordFromSpec(lease?.spec);
-    const count = String(this.options.shares);
-    if (
-      lease !== undefined &&
-      record.holderIdentity === this.identity &&
-      lease.metadata?.labels?.[SHARD_LABELS.count] === count &&
-      this.memberRenewedAt !== undefined &&
-      readAt - this.memberRenewedAt < this.renewAfterMs
-    ) {
-      return;
-    }
-    try {
-      const spec = specFromRecord(acquiredRecord(lease ? record : undefined, this.identity, now, this.leaseDurationMs));
-      const sent = this.elapsed();
-      if (lease === undefined) await client.create(this.leaseObject(this.memberName, "member", spec));
-      // Labelled again: the same identity may have run another count before.
-      else await client.replace({ ...lease, metadata: { ...lease.metadata, labels: this.labels("member") }, spec });
-      this.memberRenewedAt = sent;
-    } catch (error) {
-      this.log.warn({ err: toError(error) }, "could not renew the membership Lease");
-    }
-  }
-
-  /** Takes (or takes again after a restart) a share; a 409 means another replica was faster. */
-  private async take(share: number, lease: Lease | undefined, now: number): Promise<void> {
-    const { client, name } = this.options;
-    const previous = lease ? recordFromSpec(lease.spec) : undefined;
-    // A share this process does not hold is a new term even if a Lease still names this identity (a restart).
-    const base = previous?.holderIdentity === this.identity ? { ...previous, holderIdentity: undefined } : previous;
-    const record = acquiredRecord(base, this.identity, now, this.leaseDurationMs);
-    const sent = this.elapsed();
-    try {
-      const spec = specFromRecord(record);
-      const leaseName = shareLeaseName(name, share, this.options.shares);
-      if (lease === undefined) await client.create(this.leaseObject(leaseName, "share", spec));
-      else await client.replace({ ...lease, spec });
-    } catch (error) {
-      if (!isConflict(error)) this.log.warn({ err: toError(error), share }, "could not take a share");
-      return;
-    }
-    // Not used yet: the next round confirms it (ADR 0024), by a list made after this write that shows the
-    // share still held under this term and the epoch in force this replica's count.
-    this.held.set(share, { term: termOf(record), renewedAt: sent, confirmed: false });
-    this.log.debug(
-      { share, shares: this.options.shares, term: termOf(record), from: previous?.holderIdentity },
-      "claimed a share",
-    );
-  }
-
-  /** The share's fence opens: its work may start. */
-  private confirm(share: number, held: Held): void {
-    held.confirmed = true;
-    this.log.info({ share, shares: this.options.shares, term: held.term }, "took a share");
-    try {
-      this.options.onGained?.(share);
-    } catch (error) {
-      this.log.error({ err: toError(error), share }, "onGained failed");
-    }
-  }
-
-  /**
-   * Records this replica's count as the one in force (ADR 0024), at the resourceVersion listed: of two
-   * replicas moving it, one wins. Nobody acts under it before a later round has listed it.
-   */
-  private async moveEpoch(lease: Lease | undefined, now: number): Promise<boolean> {
-    const { client, name, shares } = this.options;
-    const previous = recordFromSpec(lease?.spec);
-    const spec = specFromRecord({
-      holderIdentity: `shares=${shares}`,
-      acquireTimeMs: now,
-      renewTimeMs: now,
-      leaseTransitions: lease === undefined ? 0 : (previous.leaseTransitions ?? 0) + 1,
-    });
-    try {
-      if (lease === undefined) await client.create(this.leaseObject(epochLeaseName(name), "epoch", spec));
-      else await client.replace({ ...lease, metadata: { ...lease.metadata, labels: this.labels("epoch") }, spec });
-    } catch (error) {
-      if (!isConflict(error)) this.log.warn({ err: toError(error) }, "could not move the sharding epoch");
-      return false;
-    }
-    this.log.info(
-      { shares, from: parseCount(lease?.metadata?.labels?.[SHARD_LABELS.count]) ?? null, by: this.identity },
-      EPOCH_LOG.moved,
-    );
-    return true;
-  }
-
-  /** Renews a share held. The renewal counts from when it is sent (the round's earlier writes may have been slow). */
-  private async renew(share: number, lease: Lease): Promise<void> {
-    const sent = this.elapsed();
-    const record = acquiredRecord(recordFromSpec(lease.spec), this.identity, this.clock.now(), this.leaseDurationMs);
-    try {
-      await this.options.client.replace({ ...lease, spec: specFromRecord(record) });
-      this.renewedAt(share, sent, termOf(record));
-    } catch (error) {
-      // A conflict means someone else wrote the Lease: the next list tells who holds it.
-      this.log.warn({ err: toError(error), share }, "could not renew a share");
-    }
-  }
-
-  /** Stops acting on the share first (the fence refuses from now on), then hands it over. */
-  private async release(share: number, lease: Lease, now: number): Promise<void> {
-    this.lose(share, "assigned to another member");
-    await this.releaseLease(share, lease, now);
-  }
-
-  private async releaseLease(share: number, lease: Lease, now: number): Promise<void> {
-    try {
-      await this.options.client.replace({
-        ...lease,
-        spec: specFromRecord(releasedRecord(recordFromSpec(lease.spec), now)),
-      });
-    } catch (error) {
-      this.log.warn({ err: toError(error), share }, "could not release a share; it will expire");
-    }
-  }
-
-  /**
-   * Frees the expired share of a member gone (as a release would), at the version listed: as safe as taking
-   * it, and 409 if its holder or another replica wrote it meanwhile.
-   */
-  private async free(share: number, lease: Lease, now: number): Promise<void> {
-    const record = recordFromSpec(lease.spec);
-    try {
-      await this.options.client.replace({ ...lease, spec: specFromRecord(releasedRecord(record, now)) });
-      this.log.info({ share, from: record.holderIdentity }, "freed the expired share of a member gone");
-    } catch (error) {
-      if (!isConflict(error)) this.log.warn({ err: toError(error), share }, "could not free an expired share");
-    }
-  }
-
-  private async forget(lease: Lease): Promise<void> {
-    const name = lease.metadata?.name ?? "";
-    try {
-      await this.options.client.delete(this.options.namespace, name, lease.metadata?.resourceVersion);
-      const role = lease.metadata?.labels?.[SHARD_LABELS.role];
-      this.log.info(
-        { lease: name, holder: recordFromSpec(lease.spec).holderIdentity },
-        role === "member" ? "deleted an expired member" : "deleted a share Lease of another count",
-      );
-    } catch (error) {
-      this.log.debug({ err: toError(error), lease: name }, "could not delete an expired member");
-    }
-  }
-
-  /**
-   * Notes a renewal under `term` that this replica wrote (at the resourceVersion it listed, so nobody wrote the
-   * Lease in between), sent at `at`. A renewal that lands after the fence has closed opens it again:
-   * nobody else can have held the share meanwhile, since taking it is a write to the same Lease, so the term goes
-   * on — the caches were kept and need no load — and `onResumed` queues the work remembered while it was closed.
-   * A renewal under another term (the Lease rewritten by a process of the same identity) gives the share up.
-   */
-  private renewedAt(share: number, at: number, term: string): void {
-    const held = this.held.get(share);
-    if (held === undefined) return;
-    if (term !== held.term) {
-      this.lose(share, "renewed under another term");
-      return;
-    }
-    const closed = this.elapsed() - held.renewedAt >= this.renewDeadlineMs;
-    if (at > held.renewedAt) held.renewedAt = at;
-    if (!closed || this.term(share) === undefined) return;
-    held.closed = false;
-    this.log.info({ share, term }, SHARE_LOG.reopened);
-    try {
-      this.options.onResumed?.(share);
-    } catch (error) {
-      this.log.error({ err: toError(error), share }, "onResumed failed");
-    }
-  }
-
-  /**
-   * Gives up the shares not renewed within the lease duration: others may take them now. Their fences closed
-   * at renewDeadline (`term` says so by the clock; this logs it), and until then a late renewal may still open
-   * them again.
-   */
-  private expireStale(): void {
-    const now = this.elapsed();
-    for (const [share, held] of this.held) {
-      if (now - held.renewedAt >= this.leaseDurationMs) {
-        this.lose(share, "not renewed within the lease duration");
-      } else if (now - held.renewedAt >= this.renewDeadlineMs && held.closed !== true) {
-        held.closed = true;
-        this.log.info({ share, term: held.term }, SHARE_LOG.closed);
-      }
-    }
-  }
-
-  private lose(share: number, why: string): void {
-    const held = this.held.get(share);
-    if (held === undefined) return;
-    this.held.delete(share);
-    this.log.info({ share, shares: this.options.shares, why, used: held.confirmed }, "gave up a share");
-    if (!held.confirmed) return;
-    try {
-      this.options.onLost?.(share);
-    } catch (error) {
-      this.log.error({ err: toError(error), share }, "onLost failed");
-    }
-  }
-
-  private labels(role: "member" | "share" | "epoch"): Record<string, string> {
-    return {
-      [SHARD_LABELS.group]: this.options.name,
-      [SHARD_LABELS.role]: role,
-      [SHARD_LABELS.count]: String(this.options.shares),
-    };
-  }
-
-  private leaseObject(leaseName: string, role: "member" | "share" | "epoch", spec: Lease["spec"]): Lease {
-    return {
-      apiVersion: "coordination.k8s.io/v1",
-      kind: "Lease",
-      metadata: { namespace: this.options.namespace, name: leaseName, labels: this.labels(role) },
-      ...(spec !== undefined ? { spec } : {}),
-    };
   }
 }

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { serverRoots, systemRoots } from "./rest.js";
+import { serverRoots, systemRoots } from "./ca-roots.js";
 import { createTestCa, type TestCa } from "./test-pki.test-helpers.js";
 
 const run = promisify(execFile);

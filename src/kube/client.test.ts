@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { V1Service } from "@kubernetes/client-node";
 import pino from "pino";
-import { createInformer, handedEach, type ObjectWithMeta } from "../controller/informer.js";
+import { createInformer } from "../controller/create-informer.js";
+import { handedEach } from "./list-watch.js";
+import type { ObjectWithMeta } from "../controller/informer.js";
 import { createClients, loadKubeConfig, PooledKubeConfig } from "./client.js";
 import { FakeApiServer, status } from "./fake-apiserver.test-helpers.js";
 

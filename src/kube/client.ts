@@ -9,7 +9,7 @@ import {
   KubeConfig,
   KubernetesObjectApi,
 } from "@kubernetes/client-node";
-import type { Watcher } from "../controller/informer.js";
+import type { Watcher } from "./list-watch.js";
 import { PooledKubeConfig } from "./connections.js";
 import { StreamWatch } from "./watch.js";
 

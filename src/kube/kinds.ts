@@ -6,7 +6,7 @@ import type { KubernetesObject } from "@kubernetes/client-node";
 import type { CanaryApp } from "../api/types.js";
 import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
-import type { ListedMeta } from "../controller/informer.js";
+import type { ListedMeta } from "./list-watch.js";
 import type { KubeRest } from "./rest.js";
 import { trimChild, trimDeployment, trimPod, trimStatefulSet } from "./trim.js";
 

@@ -1,17 +1,12 @@
 /**
  * The controller's client for the API server: the few typed calls it makes (get, list, watch, create,
  * replace, merge patch, server-side apply, delete) as plain REST over node:http(s), every request on one
- * keep-alive connection pool (ADR 0017), through the proxy kubectl would use (src/kube/proxy.ts); watches over
- * HTTP/2 with PINGs where the server allows it (src/kube/http2-watches.ts).
+ * keep-alive connection pool (src/kube/transport.ts, ADR 0017), through the proxy kubectl would use
+ * (src/kube/proxy.ts); watches over HTTP/2 with PINGs where the server allows it (src/kube/http2-watches.ts).
  */
-import type { Agent as HttpAgent, IncomingMessage } from "node:http";
-import type { SecureContext } from "node:tls";
-import { pipeline, type Readable } from "node:stream";
+import type { IncomingMessage } from "node:http";
 import { finished } from "node:stream/promises";
-import { createGunzip } from "node:zlib";
-import type { ListedMeta, Watcher } from "../controller/informer.js";
-import { Coalesce } from "./coalesce.js";
-import { KubeApiError } from "./errors.js";
+import type { ListedMeta, Watcher } from "./list-watch.js";
 import { ListItemReader } from "./list-items.js";
 import {
   clientNodeEndpoint,
@@ -22,14 +17,14 @@ import {
   type TlsSettings,
 } from "./kubeconfig.js";
 import { Http2Watches, http2FromEnv, type Http2Settings, type Http2Tls } from "./http2-watches.js";
-import { proxyAgent, proxyForLog, type PoolOptions } from "./proxy.js";
+import { apiError, decoded, readText } from "./responses.js";
+import { Transports } from "./transport.js";
 import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS, type OpenedWatch } from "./watch-stream.js";
 
 // Taken as CommonJS objects, not imported: an ES `import` of node:http reads every export of it, and its lazy
 // `WebSocket` export loads Node's bundled undici (about 12 MiB of RSS the controller never uses, ADR 0017).
 const nodeHttp = process.getBuiltinModule("node:http");
 const nodeHttps = process.getBuiltinModule("node:https");
-const nodeTls = process.getBuiltinModule("node:tls");
 const { STATUS_CODES } = nodeHttp;
 
 /** Names a collection (no `name`) or one object of a resource, and optionally a subresource of it. */
@@ -78,32 +73,6 @@ function withQuery(path: string, query: Query | undefined): string {
   return text === "" ? path : `${path}?${text}`;
 }
 
-/** The API server's answer to a failed request as an error: the Status' message, code and reason. */
-function apiError(
-  method: string,
-  path: string,
-  code: number,
-  text: string,
-  retryAfter: string | undefined,
-): KubeApiError {
-  let reason = "";
-  let message = "";
-  let body: Record<string, unknown> | undefined;
-  try {
-    const status = JSON.parse(text) as Record<string, unknown> | null;
-    if (status !== null && typeof status === "object") body = status;
-    if (typeof status?.["reason"] === "string") reason = status["reason"];
-    if (typeof status?.["message"] === "string") message = status["message"];
-  } catch {
-    message = text.slice(0, 200);
-  }
-  const detail = message !== "" ? message : `${method} ${path}: ${STATUS_CODES[code] ?? "failed"}`;
-  return new KubeApiError(`${detail} (HTTP ${code})`, code, reason, {
-    ...(retryAfter !== undefined && { headers: { "retry-after": retryAfter } }),
-    ...(body !== undefined && { body }),
-  });
-}
-
 /** What a request was, as counted: a watch, or its HTTP method (a list is a `get`). */
 export type RequestVerb = "get" | "watch" | "post" | "put" | "patch" | "delete";
 
@@ -121,66 +90,6 @@ export interface KubeRestOptions {
   log?: { info(fields: Record<string, unknown>, message: string): void };
 }
 
-/** Where the roots that verify the API server's certificate come from (see {@link serverRoots}). */
-export type RootsSource = "kubeconfig" | "system" | "none: insecure-skip-tls-verify";
-
-type CertificateStore = (type: "system" | "extra") => string[];
-const nodeStore: CertificateStore = (type) => nodeTls.getCACertificates(type);
-
-/**
- * The system's CA certificates (Go reads them from the same places OpenSSL does, SSL_CERT_FILE and SSL_CERT_DIR
- * included) and Node's NODE_EXTRA_CA_CERTS; never Node's own bundle of Mozilla roots, which kubectl would not
- * trust. An empty store is an error (Go's "failed to load system roots") that says how to fix it.
- */
-export function systemRoots(verifying: string, certificates: CertificateStore = nodeStore, orElse = ""): string[] {
-  const ca = [...certificates("system"), ...certificates("extra")];
-  if (ca.length === 0) {
-    throw new Error(
-      `no CA certificates to verify ${verifying} with: the system's store is empty (read from SSL_CERT_FILE ` +
-        `or OpenSSL's default file, and SSL_CERT_DIR or its default folder) and NODE_EXTRA_CA_CERTS names ` +
-        `none. Install the system's CA certificates (e.g. the ca-certificates package), point SSL_CERT_FILE ` +
-        `at a PEM bundle${orElse}`,
-    );
-  }
-  return ca;
-}
-
-/**
- * The CA certificates that verify the API server, as kubectl chooses them: the kubeconfig's CA when it names
- * one; else, unless it skips verification, the {@link systemRoots}.
- */
-export function serverRoots(
-  tls: TlsSettings,
-  server: string,
-  certificates: CertificateStore = nodeStore,
-): { ca?: Buffer | string[]; source: RootsSource } {
-  if (tls.ca !== undefined) return { ca: tls.ca, source: "kubeconfig" };
-  if (!tls.rejectUnauthorized) return { source: "none: insecure-skip-tls-verify" };
-  const orElse = ", or set certificate-authority(-data) for the cluster in the kubeconfig";
-  return { ca: systemRoots(server, certificates, orElse), source: "system" };
-}
-
-/** How requests reach the API server: the connection pool and each request's TLS options. */
-interface Transport {
-  agent: HttpAgent;
-  /** TLS to the API server, given with each request, so that it applies inside a proxy's tunnel too. */
-  tls: { secureContext: SecureContext; rejectUnauthorized: boolean; servername?: string } | Record<string, never>;
-}
-
-const POOL: PoolOptions = { keepAlive: true, scheduling: "lifo" };
-
-/**
- * Lets `agent`'s requests in flight (watches too) finish on their connections but keeps none of them: idle
- * ones are closed now, busy ones once they are free.
- */
-function retire(agent: HttpAgent): void {
-  agent.maxFreeSockets = 0;
-  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
-}
-
-const busy = (agent: HttpAgent): boolean =>
-  Object.keys(agent.sockets).length > 0 || Object.keys(agent.requests).length > 0;
-
 /**
  * REST calls to one API server as one user. Requests share one keep-alive connection pool (an HTTP/1.1
  * agent: a request takes any idle connection); watches share HTTP/2 connections, pinged while open
@@ -196,13 +105,9 @@ export class KubeRest implements Watcher {
   readonly #requestTimeoutMs: number;
   readonly #watchInactivityTimeoutMs: number;
   readonly #onRequest: ((verb: RequestVerb) => void) | undefined;
-  readonly #log: KubeRestOptions["log"];
   readonly #userAgent: string | undefined;
-  #logged = false;
-  /** The pool for the endpoint's TLS settings `from` (once built). */
-  #transport: { from: TlsSettings; ready: Promise<Transport> } | undefined;
-  /** Pools of earlier client certificates whose connections are still open. */
-  readonly #retired = new Set<HttpAgent>();
+  /** The connection pools of requests (not HTTP/2 watches). */
+  readonly #transports: Transports;
   /** 401 answers after which the endpoint renewed the credential they refused. */
   readonly #renewed = new WeakSet<IncomingMessage>();
   readonly #http2: Required<Http2Settings>;
@@ -218,7 +123,7 @@ export class KubeRest implements Watcher {
     this.#requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
     this.#watchInactivityTimeoutMs = options.watchInactivityTimeoutMs ?? WATCH_INACTIVITY_TIMEOUT_MS;
     this.#onRequest = options.onRequest;
-    this.#log = options.log;
+    this.#transports = new Transports(options.log);
     this.#userAgent = options.userAgent;
     this.#http2 = { ...http2FromEnv({}), ...options.http2 };
   }
@@ -396,7 +301,7 @@ export class KubeRest implements Watcher {
     const auth = await endpoint.authenticate();
     // Read after authenticate, which may have rotated the client certificate, and with the pool built for it.
     const from = endpoint.tls;
-    const { secureContext, rejectUnauthorized = true, servername } = (await this.#transportFor(endpoint)).tls;
+    const { secureContext, rejectUnauthorized = true, servername } = (await this.#transports.for(endpoint)).tls;
     if (secureContext === undefined) return undefined;
     const tls = { secureContext, rejectUnauthorized, ...(servername !== undefined && { servername }) };
     const headers = {
@@ -436,11 +341,7 @@ export class KubeRest implements Watcher {
     this.#watches = undefined;
     for (const pool of this.#retiredWatches) pool.destroy();
     this.#retiredWatches.clear();
-    const current = this.#transport;
-    this.#transport = undefined;
-    for (const agent of this.#retired) agent.destroy();
-    this.#retired.clear();
-    if (current !== undefined) (await current.ready.catch(() => undefined))?.agent.destroy();
+    await this.#transports.close();
   }
 
   async #send(
@@ -456,7 +357,7 @@ export class KubeRest implements Watcher {
     const auth = await endpoint.authenticate();
     const url = new URL(endpoint.server + target);
     const https = url.protocol === "https:";
-    const { agent, tls } = await this.#transportFor(endpoint);
+    const { agent, tls } = await this.#transports.for(endpoint);
     const send = https ? nodeHttps.request : nodeHttp.request;
     this.#onRequest?.(
       method === "GET" && /[?&]watch=true(&|$)/.test(target) ? "watch" : (method.toLowerCase() as RequestVerb),
@@ -484,88 +385,4 @@ export class KubeRest implements Watcher {
     }
     return response;
   }
-
-  /** The pool for the endpoint's current TLS settings: the one in use, or a new one that retires it. */
-  #transportFor(endpoint: ApiEndpoint): Promise<Transport> {
-    const current = this.#transport;
-    if (current?.from === endpoint.tls) return current.ready;
-    const ready = this.#newTransport(endpoint);
-    this.#transport = { from: endpoint.tls, ready };
-    if (current !== undefined) {
-      void current.ready.then(
-        ({ agent }) => {
-          retire(agent);
-          for (const old of this.#retired) if (!busy(old)) this.#retired.delete(old);
-          if (busy(agent)) this.#retired.add(agent);
-        },
-        () => undefined,
-      );
-    }
-    return ready;
-  }
-
-  async #newTransport(endpoint: ApiEndpoint): Promise<Transport> {
-    const https = endpoint.server.startsWith("https:");
-    const roots = https ? serverRoots(endpoint.tls, endpoint.server) : undefined;
-    const { cert, key, rejectUnauthorized, servername } = endpoint.tls;
-    // One secure context per pool: its roots and client certificate are parsed once, not for each connection.
-    const tls: Transport["tls"] = https
-      ? {
-          secureContext: nodeTls.createSecureContext({
-            ...(roots?.ca !== undefined ? { ca: roots.ca } : {}),
-            ...(cert !== undefined ? { cert } : {}),
-            ...(key !== undefined ? { key } : {}),
-          }),
-          rejectUnauthorized,
-          ...(servername !== undefined ? { servername } : {}),
-        }
-      : {};
-    const { proxy } = endpoint;
-    // LIFO: the most recently used idle connection is reused, so the others can time out at rest.
-    const agent =
-      proxy === undefined
-        ? https
-          ? new nodeHttps.Agent(POOL)
-          : new nodeHttp.Agent(POOL)
-        : await proxyAgent(proxy, https, POOL, () => systemRoots(`the proxy ${proxyForLog(proxy)}`));
-    if (!this.#logged) {
-      this.#logged = true;
-      this.#log?.info(
-        {
-          server: endpoint.server,
-          proxy: proxy === undefined ? "none" : proxyForLog(proxy),
-          ...(proxy !== undefined ? { proxyFrom: proxy.from } : {}),
-          ...(roots !== undefined ? { caRoots: roots.source } : {}),
-        },
-        "connecting to the API server",
-      );
-    }
-    return { agent, tls };
-  }
-}
-
-/**
- * The body of `response`, inflated when the server compressed it. A connection that drops, or a compressed body
- * cut short, ends the stream with an error.
- */
-function decoded(response: IncomingMessage): Readable {
-  if (response.headers["content-encoding"] !== "gzip") return response;
-  // Inflated in pieces, not per read: the API server sends a compressed list in reads of about 1.4 KB.
-  return pipeline(
-    response,
-    new Coalesce(INFLATE_IN_BYTES),
-    createGunzip({ chunkSize: INFLATE_OUT_BYTES }),
-    () => undefined,
-  );
-}
-
-/** How much of a compressed answer is inflated at once (src/kube/coalesce.ts). */
-const INFLATE_IN_BYTES = 64 * 1024;
-/** The size of an inflated piece: a 64 KB compressed piece of a list inflates to 0.6–1 MB. */
-const INFLATE_OUT_BYTES = 256 * 1024;
-
-async function readText(response: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of decoded(response)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
 }

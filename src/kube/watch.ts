@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import { STATUS_CODES } from "node:http";
 import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
 import { fetch } from "undici";
-import type { Watcher } from "../controller/informer.js";
+import type { Watcher } from "./list-watch.js";
 import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS } from "./watch-stream.js";
 
 export { WATCH_INACTIVITY_TIMEOUT_MS, WatchRequestError } from "./watch-stream.js";

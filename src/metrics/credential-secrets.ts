@@ -6,8 +6,10 @@
  */
 import type { V1Secret } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import type { Informer, ObjectWithMeta, Watcher } from "../controller/informer.js";
-import { createInformer, onAllSynced } from "../controller/informer.js";
+import type { Informer, ObjectWithMeta } from "../controller/informer.js";
+import type { Watcher } from "../kube/list-watch.js";
+import { createInformer } from "../controller/create-informer.js";
+import { onAllSynced } from "../controller/multi-namespace-informer.js";
 import { CREDENTIALS_SELECTORS } from "./credentials.js";
 import type { KubeRest } from "../kube/rest.js";
 

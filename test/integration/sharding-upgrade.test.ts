@@ -11,7 +11,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, CoordinationV1Api } from "@kube
 import type { CanaryApp } from "../../src/api/types.js";
 import { LABELS } from "../../src/api/types.js";
 import { isLeaseExpired, recordFromSpec } from "../../src/controller/lease.js";
-import { SHARD_LABELS } from "../../src/controller/shard-election.js";
+import { SHARD_LABELS } from "../../src/controller/shard-leases.js";
 import { shareLabelValue, shareOf } from "../../src/controller/shards.js";
 import { ISTIO_NETWORKING } from "../../src/router/istio.js";
 import { autoRollout, type AutoRollout } from "../support/auto-rollout.js";
