@@ -304,21 +304,34 @@ export class KubeRest implements Watcher {
     const { secureContext, rejectUnauthorized = true, servername } = (await this.#transports.for(endpoint)).tls;
     if (secureContext === undefined) return undefined;
     const tls = { secureContext, rejectUnauthorized, ...(servername !== undefined && { servername }) };
-    const headers = {
-      accept: CONTENT_TYPES.json,
-      ...(this.#userAgent !== undefined && { "user-agent": this.#userAgent }),
-      ...auth,
-    };
+    const headers = { ...this.#identified({ accept: CONTENT_TYPES.json }), ...auth };
     const pool = this.#watchesFor(from, endpoint.server, tls);
     const opened = await pool.open(target, headers, signal, () => this.#onRequest?.("watch"));
-    // As #send: the refused credential is renewed before the answer is handed on, for the watch reopened.
-    if (opened?.status === 401 && endpoint.refused !== undefined) {
-      await endpoint.refused(auth).catch((error: unknown) => {
-        opened.body.destroy();
-        throw error;
-      });
-    }
+    if (opened !== undefined) await this.#renewIfRefused(endpoint, auth, opened.status, () => opened.body.destroy());
     return opened;
+  }
+
+  /** `headers` with this client's User-Agent, when it has one. */
+  #identified(headers: Record<string, string>): Record<string, string> {
+    return this.#userAgent === undefined ? headers : { ...headers, "user-agent": this.#userAgent };
+  }
+
+  /**
+   * After a 401 to a request sent with `auth`, the endpoint renews the credential (an exec plugin run again)
+   * before the answer is handed on, so that whoever sends next (a watch reopened) has the new one. Whether it
+   * was renewed; a renewal that fails discards the answer and throws.
+   */
+  async #renewIfRefused(
+    endpoint: ApiEndpoint,
+    auth: Record<string, string>,
+    status: number | undefined,
+    discard: () => void,
+  ): Promise<boolean> {
+    if (status !== 401 || endpoint.refused === undefined) return false;
+    return await endpoint.refused(auth).catch((error: unknown) => {
+      discard();
+      throw error;
+    });
   }
 
   /** The watches' HTTP/2 pool for the TLS settings `from`: the one in use, or a new one that retires it. */
@@ -352,7 +365,7 @@ export class KubeRest implements Watcher {
     signal: AbortSignal | undefined,
     timeoutMs: number,
   ): Promise<IncomingMessage> {
-    if (this.#userAgent !== undefined) headers = { ...headers, "user-agent": this.#userAgent };
+    headers = this.#identified(headers);
     const endpoint = await this.#endpoint;
     const auth = await endpoint.authenticate();
     const url = new URL(endpoint.server + target);
@@ -375,13 +388,8 @@ export class KubeRest implements Watcher {
       }
       req.end(body);
     });
-    // Renewed before the answer is handed on, so that whoever sends next (a watch reopened) has the new one.
-    if (response.statusCode === 401 && endpoint.refused !== undefined) {
-      const renewed = await endpoint.refused(auth).catch((error: unknown) => {
-        response.resume();
-        throw error;
-      });
-      if (renewed) this.#renewed.add(response);
+    if (await this.#renewIfRefused(endpoint, auth, response.statusCode, () => response.resume())) {
+      this.#renewed.add(response);
     }
     return response;
   }
