@@ -1,6 +1,6 @@
 /**
  * Follows one CanaryApp through the project's informers (list + watch, restarts with backoff): the object
- * itself, the weights its VirtualService routes by, its two Deployments, and the core/v1 Events recorded on
+ * itself, the weights its route (VirtualService or HTTPRoute) carries, its two Deployments, and the core/v1 Events recorded on
  * it. Every change is kept with the time it arrived, for the live view, the story's waits and the tests.
  */
 import { setTimeout as sleep } from "node:timers/promises";
@@ -14,6 +14,8 @@ import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
 import { ISTIO_NETWORKING } from "../../src/router/istio.js";
 import { childNames } from "../../src/api/meta.js";
 import { readIstioWeights } from "../../src/router/istio.js";
+import { GATEWAY_API, readHTTPRouteWeights } from "../../src/router/gateway-api.js";
+import type { Mesh } from "../../src/api/types.js";
 
 /** A value with the time (Date.now()) it was seen. */
 export interface Timed<T> {
@@ -70,7 +72,11 @@ interface VirtualServiceLike {
   metadata?: Meta;
 }
 
-const VIRTUAL_SERVICES = { ...ISTIO_NETWORKING, plural: "virtualservices" } as const;
+/** The object each router splits traffic with, and how its split is read (only where it is carried). */
+const ROUTES = {
+  istio: { type: { ...ISTIO_NETWORKING, plural: "virtualservices" }, read: readIstioWeights },
+  "gateway-api": { type: { ...GATEWAY_API, plural: "httproutes" }, read: readHTTPRouteWeights },
+} as const;
 const SYNC_TIMEOUT_MS = 30_000;
 const CHILDREN = `${LABELS.managedBy}=${MANAGED_BY_VALUE}`;
 
@@ -80,6 +86,7 @@ export class StoryRecorder {
   private readonly listeners = new Set<(change: Change) => void>();
   private readonly informers: Informer<unknown>[];
   private readonly names: ReturnType<typeof childNames>;
+  private readonly readWeights: (route: unknown) => RouteWeights | null;
   private current: {
     app: CanaryApp | undefined;
     weights: RouteWeights | null;
@@ -91,8 +98,11 @@ export class StoryRecorder {
     readonly namespace: string,
     readonly name: string,
     log: Logger,
+    mesh: Exclude<Mesh, "none">,
   ) {
     this.names = childNames(name);
+    const route = ROUTES[mesh];
+    this.readWeights = route.read;
     const { apps, core, customObjects, watch } = createClients(kc);
     const common = { namespaces: [namespace], watcher: watch, log };
     const canaryApps = createInformer<CanaryApp>({
@@ -111,11 +121,11 @@ export class StoryRecorder {
     });
     const virtualServices = createInformer<VirtualServiceLike>({
       ...common,
-      type: VIRTUAL_SERVICES,
+      type: route.type,
       labelSelector: CHILDREN,
       list: ({ labelSelector, each }) =>
         handedEach(
-          customObjects.listNamespacedCustomObject({ ...VIRTUAL_SERVICES, namespace, labelSelector }) as Promise<
+          customObjects.listNamespacedCustomObject({ ...route.type, namespace, labelSelector }) as Promise<
             ObjectList<VirtualServiceLike>
           >,
           each,
@@ -154,9 +164,18 @@ export class StoryRecorder {
     this.informers = [canaryApps, virtualServices, deployments, events] as Informer<unknown>[];
   }
 
-  /** Starts following `name` in `namespace`; resolves once every informer has listed. */
-  static async start(kc: PooledKubeConfig, namespace: string, name: string, log?: Logger): Promise<StoryRecorder> {
-    const recorder = new StoryRecorder(kc, namespace, name, log ?? pino({ level: "silent" }));
+  /**
+   * Starts following `name` in `namespace`, its split read from the object of its `mesh` (the VirtualService,
+   * or the HTTPRoute); resolves once every informer has listed.
+   */
+  static async start(
+    kc: PooledKubeConfig,
+    namespace: string,
+    name: string,
+    log?: Logger,
+    mesh: Exclude<Mesh, "none"> = "istio",
+  ): Promise<StoryRecorder> {
+    const recorder = new StoryRecorder(kc, namespace, name, log ?? pino({ level: "silent" }), mesh);
     for (const informer of recorder.informers) informer.start();
     const deadline = Date.now() + SYNC_TIMEOUT_MS;
     while (!recorder.informers.every((i) => i.hasSynced())) {
@@ -284,7 +303,7 @@ export class StoryRecorder {
   }
 
   private routeChanged(vs: VirtualServiceLike | undefined): void {
-    const weights = vs === undefined ? null : readIstioWeights(vs);
+    const weights = vs === undefined ? null : this.readWeights(vs);
     if (JSON.stringify(weights) === JSON.stringify(this.current.weights)) return;
     this.current.weights = weights;
     this.push({ kind: "route", at: Date.now(), weights });

@@ -38,6 +38,8 @@ export interface DemoSettings {
   prometheusURL: string;
   /** analysis.interval: time between two steps. */
   interval: string;
+  /** spec.mesh and spec.service's hosts and gateways, when the story routes otherwise than the sample. */
+  route?: StoryOptions["route"];
 }
 
 /** What the demo copy of the sample changes, for people: field, from, to, why. */
@@ -72,6 +74,28 @@ export function demoSample(seed: CanaryApp, settings: DemoSettings): { app: Cana
       why: "a short demo",
     });
     app.spec.analysis = { ...app.spec.analysis, interval: settings.interval };
+  }
+  const route = settings.route;
+  if (route !== undefined && route.mesh !== (seed.spec.mesh ?? "istio")) {
+    overrides.push({
+      field: "spec.mesh",
+      from: seed.spec.mesh ?? "istio (default)",
+      to: route.mesh,
+      why: "the router under test",
+    });
+    app.spec.mesh = route.mesh;
+  }
+  if (route?.gateways !== undefined || route?.hosts !== undefined) {
+    const service = { ...app.spec.service };
+    if (route.hosts !== undefined) service.hosts = route.hosts;
+    if (route.gateways !== undefined) service.gateways = route.gateways;
+    overrides.push({
+      field: "spec.service",
+      from: JSON.stringify(seed.spec.service ?? {}),
+      to: JSON.stringify(service),
+      why: "traffic enters through a gateway",
+    });
+    app.spec.service = service;
   }
   return { app, overrides };
 }
@@ -141,6 +165,11 @@ export interface StoryContext {
 export interface StoryOptions {
   /** analysis.interval of the demo copy (default 5s). */
   interval?: string;
+  /**
+   * The route the app's copy asks for (`spec.mesh`: the sample's VirtualService when absent, an HTTPRoute with
+   * `gateway-api`), and its `spec.service` hosts and gateways (a Gateway parent).
+   */
+  route?: { mesh: "istio" | "gateway-api"; hosts?: string[]; gateways?: string[] };
 }
 
 export interface Chapter {
@@ -183,7 +212,11 @@ export async function runStory(
   const name = seed.metadata.name ?? "canaryapp-sample";
   if (name !== recorder.name) throw new Error(`the recorder follows ${recorder.name}, the sample is ${name}`);
   const interval = opts.interval ?? "5s";
-  const { app, overrides } = demoSample(seed, { prometheusURL: ctx.prometheusURL, interval });
+  const { app, overrides } = demoSample(seed, {
+    prometheusURL: ctx.prometheusURL,
+    interval,
+    ...(opts.route !== undefined ? { route: opts.route } : {}),
+  });
   const steps = weightSequence(app.spec.analysis);
   const intervalSeconds = parseDurationSeconds(interval);
   const images = { v1: seed.spec.image, v2: withTag(seed.spec.image, "v2"), v3: withTag(seed.spec.image, "v3") };

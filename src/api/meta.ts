@@ -33,6 +33,7 @@ export const childNames = (appName: string) =>
     service: appName,
     destinationRule: appName,
     virtualService: appName,
+    httpRoute: appName,
   }) as const;
 
 export const deploymentName = (appName: string, track: Track): string => childNames(appName)[track];

@@ -142,14 +142,16 @@ export interface CanaryAppSpec {
    */
   strategy?: StrategySpec;
   /**
-   * `istio` (default): a VirtualService and DestinationRule split the traffic. `none`: neither is created; the
-   * app's Service selects both versions and traffic follows the replica counts (only with `strategy: batches`).
+   * `istio` (default): a VirtualService and DestinationRule split the traffic. `gateway-api`: an HTTPRoute
+   * (gateway.networking.k8s.io/v1) whose parents are the app's Service (the mesh) and its gateways splits it
+   * (ADR 0026). `none`: no route object; the app's Service selects both versions and traffic follows the
+   * replica counts (only with `strategy: batches`).
    */
   mesh?: Mesh;
 }
 
 /** Which traffic layer the app's route lives in (spec.mesh). */
-export type Mesh = "istio" | "none";
+export type Mesh = "istio" | "gateway-api" | "none";
 
 /** How a release grows (spec.strategy). */
 export type StrategyType = "steps" | "batches";

@@ -27,7 +27,7 @@ export function observe(
     return {
       primary,
       secondary,
-      routedWeights: router.routedWeights(childCache(caches, router.kind).get(namespace, names.virtualService)),
+      ...routed(app, caches, router),
       ...(caches.statefulSetPods !== undefined && revision !== undefined
         ? {
             secondaryPods: observePods(caches.statefulSetPods.list(namespace), name, workload.appContainer, {
@@ -47,10 +47,9 @@ export function observe(
   return {
     primary,
     secondary,
-    routedWeights:
-      router.splitByPods !== undefined
-        ? router.splitByPods(primary, secondary)
-        : router.routedWeights(childCache(caches, router.kind).get(namespace, names.virtualService)),
+    ...(router.splitByPods !== undefined
+      ? { routedWeights: router.splitByPods(primary, secondary) }
+      : routed(app, caches, router)),
     ...(caches.secondaryPods !== undefined
       ? { secondaryPods: observePods(caches.secondaryPods.list(namespace), name, workload.appContainer) }
       : {}),
@@ -90,6 +89,26 @@ export function observePods(
     out.push({ image, imageID, ready });
   }
   return out;
+}
+
+/**
+ * The split the app's routing object carries, and, where its implementation reports on it, why it does not
+ * carry it as it now is (`routeNotCarried`).
+ */
+function routed(
+  app: CanaryApp,
+  caches: Caches,
+  router: TrafficRouter,
+): Pick<Observation, "routedWeights" | "routeNotCarried"> {
+  const name = router.objectName?.(app) ?? childNames(appRef(app).name).virtualService;
+  const object = childCache(caches, router.kind).get(appRef(app).namespace, name);
+  const acceptance = object !== undefined ? router.acceptance?.(object) : undefined;
+  return {
+    routedWeights: router.routedWeights(object),
+    ...(acceptance !== undefined && !acceptance.carried
+      ? { routeNotCarried: { reason: acceptance.reason, message: acceptance.message } }
+      : {}),
+  };
 }
 
 /** The routing object another router left for this app, if one is (see Observation.staleRoute). */

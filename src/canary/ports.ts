@@ -6,6 +6,8 @@ import type { ExistingObject } from "../resources/ownership.js";
 /** Read access to one informer cache. Objects returned must not be mutated. */
 export interface ObjectCache<T = unknown> {
   get(namespace: string, name: string): T | undefined;
+  /** False for a kind of an optional API the API server does not serve (its cache stays empty). */
+  served?(): boolean | undefined;
 }
 
 /** The caches a reconcile observes: everything it reads comes from here, never from the API server. */

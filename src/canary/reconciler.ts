@@ -22,7 +22,7 @@ import { withNotices } from "../notify/outbox.js";
 import type { Plan, PlannedEvent } from "../rollout/types.js";
 import type { AnalysisRuns } from "./analysis-runs.js";
 import { AheadOfCache } from "./ahead-of-cache.js";
-import { appPorts } from "./app-ports.js";
+import { appPorts, routerMissing } from "./app-ports.js";
 import { childEvents, type ChildChange } from "./child-events.js";
 import { observe } from "./observe.js";
 import { stale, toTell, told, withTransition } from "./told-events.js";
@@ -122,8 +122,11 @@ export class CanaryReconciler {
     const log = this.deps.log.child({ canaryapp: key, generation: app.metadata.generation });
     const now = new Date(this.deps.clock.now());
     const refused = this.deps.vetPrometheus?.(app);
-    const specRefused = nameClash(app, this.appNamed(app)) ?? this.deps.vetRoute?.(app);
     const ports = appPorts(app, this.deps);
+    const specRefused =
+      nameClash(app, this.appNamed(app)) ??
+      this.deps.vetRoute?.(app) ??
+      routerMissing(app, ports.router, this.deps.caches);
     const observed = observe(app, this.deps.caches, ports.router, ports.workload);
     const planning = startPlan({
       app,

@@ -32,6 +32,11 @@ export interface Informer<T> {
    * than its backoff ceiling allows to recover), or undefined. Optional: a cache without a watch has none.
    */
   stalled?(): string | undefined;
+  /**
+   * Whether the API server serves the kind: false for a kind of an optional API it does not serve (its cache
+   * stays empty, src/controller/served-informer.ts), undefined until known. Absent: served.
+   */
+  served?(): boolean | undefined;
   /** The cached object; frozen, never to be mutated. */
   get(namespace: string, name: string): T | undefined;
   /** Cached objects, of one namespace or all. */

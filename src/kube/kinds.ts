@@ -5,6 +5,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { CanaryApp } from "../api/types.js";
 import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
+import { GATEWAY_API } from "../router/gateway-api.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
 import type { ListedMeta } from "./list-watch.js";
 import type { KubeRest } from "./rest.js";
@@ -66,12 +67,24 @@ export const CHILD_KINDS: readonly KindInfo<KubernetesObject>[] = [
 ];
 
 /**
+ * The Gateway API's HTTPRoute (`spec.mesh: gateway-api`): a child too, but of an optional API. Its cache is
+ * made only where the API server serves it (wiring/caches.ts).
+ */
+export const HTTP_ROUTES: KindInfo<KubernetesObject> = kind(
+  "HTTPRoute",
+  GATEWAY_API.group,
+  GATEWAY_API.version,
+  "httproutes",
+  trimChild,
+);
+
+/**
  * The resource (group, version, plural) of a kind the controller writes, from an object's apiVersion and
  * kind; an error for any other kind.
  */
 export function resourceOf(apiVersion: string, kindName: string): { group: string; version: string; plural: string } {
   const [group, version] = apiVersion.includes("/") ? apiVersion.split("/", 2) : ["", apiVersion];
-  const found = [...CHILD_KINDS, CANARY_APPS].find(
+  const found = [...CHILD_KINDS, HTTP_ROUTES, CANARY_APPS].find(
     (k) => k.kind === kindName && k.group === group && k.version === version,
   );
   if (found === undefined) throw new Error(`${apiVersion} ${kindName}: not a kind this controller writes`);

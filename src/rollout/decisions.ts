@@ -243,8 +243,10 @@ export function promotionGateReached(f: TestFacts): boolean {
  * 4. ProgressDeadlineExceeded: the secondary did not become ready within the deadline.
  * 5. SecondaryNotReady: a stepping secondary stayed not ready for the whole deadline.
  * 6. RouteRefused: a step the route has not carried for the whole deadline (since the step, or its last
- *    analysis, began) while the API server refuses the apply that would route it. A refused write does not
- *    go through by being retried, and a step never seen on the route is never judged: it would wait forever.
+ *    analysis, began) while the API server refuses the apply that would route it, or the route's
+ *    implementation does not carry it (a Gateway API route not accepted by a parent, a backend not resolved,
+ *    no implementation reporting). A refused write does not go through by being retried, and a step never
+ *    seen on the route is never judged: it would wait forever.
  * 7. AnalysisFailed: a step's analysis failed and the failures reach the threshold.
  * 8. NoEvidence: a step's analysis reached no verdict, and either `inconclusiveLimit` analyses in a row
  *    found no evidence of traffic, or no verdict was had for the whole progress deadline (Prometheus
@@ -306,12 +308,16 @@ export function rollbackDue(f: TestFacts): TestFailure | undefined {
       message: `the secondary was not ready with ${f.image} for ${deadline}s`,
     };
   }
-  if (f.stage === "Stepping" && !p.routed && f.applyRefused !== undefined) {
+  if (f.stage === "Stepping" && !p.routed && (f.applyRefused ?? f.routeNotCarried) !== undefined) {
     if (!p.deadlinePassed) return undefined;
+    const why =
+      f.applyRefused !== undefined
+        ? `the apply is refused: ${f.applyRefused}`
+        : `its implementation does not carry it: ${f.routeNotCarried ?? ""}`;
     return {
       result: "Failed",
       reason: "RouteRefused",
-      message: `the route has not carried the weight of step ${f.step + 1} of ${f.steps} for ${deadline}s; the apply is refused: ${f.applyRefused}`,
+      message: `the route has not carried the weight of step ${f.step + 1} of ${f.steps} for ${deadline}s; ${why}`,
     };
   }
   const verdict = p.verdict;

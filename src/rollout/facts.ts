@@ -49,10 +49,17 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
   };
 }
 
-/** The refusal of the last apply of the children, as the reconciler recorded it (applyRefusal). */
-function refusalOf(ctx: PlanContext): { applyRefused?: string } {
+/**
+ * The refusal of the last apply of the children, as the reconciler recorded it (applyRefusal), and why the
+ * route's implementation does not carry the route, as observed.
+ */
+function refusalOf(ctx: PlanContext): { applyRefused?: string; routeNotCarried?: string } {
   const refused = applyRefusal(ctx.previous.conditions);
-  return refused !== undefined ? { applyRefused: refused } : {};
+  const notCarried = ctx.observed.routeNotCarried;
+  return {
+    ...(refused !== undefined ? { applyRefused: refused } : {}),
+    ...(notCarried !== undefined ? { routeNotCarried: `${notCarried.reason}: ${notCarried.message}` } : {}),
+  };
 }
 
 function describeSpecChanges(ctx: PlanContext, canary: CanaryState): string {

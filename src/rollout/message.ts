@@ -21,6 +21,8 @@ export interface MessageFacts {
   progressDeadlineSeconds: number;
   /** The API server's message while the last apply of the children was refused. */
   applyRefused?: string;
+  /** Why the route's implementation does not carry the route as written (Observation.routeNotCarried). */
+  routeNotCarried?: string;
   /** The pods the secondary's Service selects (secondaryServiceTrack). */
   secondaryServiceTrack?: Track;
   commands: { retry: string; promote: string; abort: string; resume: string };
@@ -59,6 +61,9 @@ function testingMessage(facts: MessageFacts, canary: CanaryState): string {
   }
   if (facts.secondaryReady && canary.stepRoutedAt === undefined && facts.applyRefused !== undefined) {
     return `Testing ${image}: ${stepText(canary, facts.weights)} waits for the route, whose apply is refused (${facts.applyRefused}); the test rolls back (RouteRefused) if the step is not routed within ${facts.progressDeadlineSeconds}s of its start.`;
+  }
+  if (facts.secondaryReady && canary.stepRoutedAt === undefined && facts.routeNotCarried !== undefined) {
+    return `Testing ${image}: ${stepText(canary, facts.weights)} waits for the route's implementation to carry it (${facts.routeNotCarried}); the test rolls back (RouteRefused) if the step is not routed within ${facts.progressDeadlineSeconds}s of its start.`;
   }
   const traffic = facts.secondaryReady
     ? `${facts.secondaryWeight}% of traffic on the secondary`

@@ -198,3 +198,60 @@ describe("simulation: an admission policy on the route", () => {
     assert.equal(world.steps.at(-1)?.plan.secondaryServiceSelects, undefined);
   });
 });
+
+/*
+ * A route the API server takes but its implementation does not carry (the Gateway API: a parent does not
+ * accept it, a backend is not resolved, nothing reports on it): the same hold and the same deadline.
+ */
+describe("a route its implementation does not carry", () => {
+  const NOT_ACCEPTED = {
+    reason: "RouteNotAccepted",
+    message:
+      "HTTPRoute web: parent Gateway istio-system/public: Accepted False (NotAllowedByListeners: no listener allows routes from namespace shop)",
+  };
+
+  function notCarried(now: number): Scenario {
+    return {
+      image: V2,
+      status: testing({
+        stage: "Stepping",
+        step: 2,
+        stepStartedAt: iso(100),
+        stepBeganAt: iso(100),
+        stepRoutedAt: undefined,
+      }),
+      // Its weights read as null: a split the data plane does not have is not routed.
+      observed: { secondary: deployment(V2), routedWeights: null, routeNotCarried: NOT_ACCEPTED },
+      now,
+    };
+  }
+
+  test("holds the step, saying the implementation's reason, until the progress deadline", () => {
+    const p = runPlan(notCarried(650));
+    assert.equal(p.status.canary?.stage, "Stepping");
+    assert.equal(p.status.canary?.step, 2);
+    assert.equal(p.requeueAfterSeconds, 50, "the deadline is what time makes due; the route's status is watched");
+    assert.match(
+      p.status.message ?? "",
+      /waits for the route's implementation to carry it \(RouteNotAccepted: .*NotAllowedByListeners/,
+    );
+  });
+
+  test("after the deadline: rolled back RouteRefused with the implementation's reason", () => {
+    const p = runPlan(notCarried(700));
+    assert.equal(p.status.canary?.stage, "RollingBack");
+    assert.equal(p.status.canary?.outcome?.reason, "RouteRefused");
+    assert.match(
+      p.status.canary?.outcome?.message ?? "",
+      /^the route has not carried the weight of step 3 of 5 for 600s; its implementation does not carry it: RouteNotAccepted: HTTPRoute web: parent Gateway istio-system\/public: Accepted False/,
+    );
+    assert.deepEqual(p.weights, { primary: 100, secondary: 0 });
+    assert.notEqual(p.secondary, null, "the secondary stays until the route shows it drained");
+  });
+
+  test("carried again before the deadline: the step goes on", () => {
+    const s = notCarried(700);
+    s.observed = { secondary: deployment(V2), routedWeights: routed(30) };
+    assert.equal(runPlan(s).status.canary?.stage, "Stepping");
+  });
+});

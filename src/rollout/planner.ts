@@ -265,6 +265,7 @@ function assemble(ctx: PlanContext): Plan {
   const specImageFailed = specFailure !== undefined;
   const primaryDeployed = primaryDeployedImage(ctx);
   const refused = applyRefusal(ctx.previous.conditions);
+  const notCarried = observed.routeNotCarried;
   const secondaryService =
     canary !== undefined
       ? secondaryServiceTrack({
@@ -301,6 +302,7 @@ function assemble(ctx: PlanContext): Plan {
     promotionOverdue: overdue,
     progressDeadlineSeconds: spec.analysis.progressDeadlineSeconds,
     ...(refused !== undefined ? { applyRefused: refused } : {}),
+    ...(notCarried !== undefined ? { routeNotCarried: `${notCarried.reason}: ${notCarried.message}` } : {}),
     secondaryServiceTrack: secondaryService,
     commands: {
       retry: annotateCommand(ctx, ANNOTATIONS.retry, spec.image),
@@ -341,6 +343,7 @@ function assemble(ctx: PlanContext): Plan {
     secondaryReady: ready,
     invalid,
     applyRefused: refused !== undefined,
+    routeNotCarried: notCarried !== undefined,
     now: ctx.now,
   });
   const requeue =

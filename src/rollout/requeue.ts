@@ -22,6 +22,8 @@ export interface RequeueFacts {
   invalid: boolean;
   /** The last apply of the children was refused (applyRefusal). */
   applyRefused?: boolean;
+  /** The route's implementation does not carry the route as written (Observation.routeNotCarried). */
+  routeNotCarried?: boolean;
   now: Date;
 }
 
@@ -67,8 +69,9 @@ function requeueForStage(facts: RequeueFacts): number | undefined {
       if (paused || canary.approval !== undefined) return undefined;
       if (!facts.secondaryReady) return until(analysis.progressDeadlineSeconds);
       if (facts.invalid) return undefined;
-      // A step held by a refused route: what time makes due is its deadline (RouteRefused), not the re-apply.
-      if (canary.stepRoutedAt === undefined && facts.applyRefused === true) {
+      // A step held by a refused route, or one its implementation does not carry (whose status changes are
+      // watched): what time makes due is its deadline (RouteRefused), not the re-apply.
+      if (canary.stepRoutedAt === undefined && (facts.applyRefused === true || facts.routeNotCarried === true)) {
         return until(analysis.progressDeadlineSeconds);
       }
       // A step not yet seen on the route is due one interval after it is, so never before one interval

@@ -47,6 +47,12 @@ export interface TestFacts {
    */
   applyRefused?: string;
   /**
+   * The route's implementation does not carry the route as written (not accepted by a parent, a backend not
+   * resolved, not reported on yet): its reason and message (Observation.routeNotCarried). Absent: it does, or
+   * the router's implementation reports nothing.
+   */
+  routeNotCarried?: string;
+  /**
    * The gates the spec names that have not answered 2xx in this test, in the order they are asked
    * (confirm-rollout, pre-rollout, confirm-promotion). Absent: none.
    */

@@ -57,6 +57,13 @@ export interface Observation {
   /** The weights in the VirtualService as it is; null when it does not exist or has no usable route. */
   routedWeights: Weights | null;
   /**
+   * The routing object's implementation does not carry it as it now is (the Gateway API's route status: not
+   * accepted by a parent, a backend not resolved, or not reported on yet), with its reason and message. A step
+   * it does not carry is not routed (`routedWeights` is null), and one not routed for the whole deadline ends
+   * the test (decisions.ts, RouteRefused).
+   */
+  routeNotCarried?: { reason: string; message: string };
+  /**
    * Present only when `analysisDue` said so and the reconciler ran the checks: one result a check, in
    * the order of `analysisChecks(spec)`.
    */

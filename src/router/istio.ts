@@ -8,7 +8,10 @@ import { appRef, childMeta, childNames, serviceFqdn, trackServiceName } from "..
 import type { CanaryApp, Track } from "../api/types.js";
 import { LABELS } from "../api/types.js";
 import type { Weights } from "../rollout/types.js";
-import type { TrackSelectors, TrafficRouter } from "./router.js";
+import { HANDOVER_ANNOTATION, HANDOVER_ROUTE } from "./handover.js";
+import type { LeftoverRoute, TrackSelectors, TrafficRouter } from "./router.js";
+
+export { HANDOVER_ANNOTATION, HANDOVER_ROUTE };
 
 export const ISTIO_NETWORKING = { group: "networking.istio.io", version: "v1" } as const;
 const ISTIO_API_VERSION = `${ISTIO_NETWORKING.group}/${ISTIO_NETWORKING.version}`;
@@ -87,12 +90,6 @@ export function buildVirtualService(app: CanaryApp, spec: ResolvedSpec, weights:
     },
   };
 }
-
-/** On the handover VirtualService: when it began to route everything to the app's Service. */
-export const HANDOVER_ANNOTATION = "canaryapp.io/mesh-handover-at";
-
-/** The name of the handover route (`routeHandoverDue`). */
-export const HANDOVER_ROUTE = "handover";
 
 /**
  * The VirtualService of an app whose mesh was switched off (`mesh: none`), until it is removed: the same
@@ -188,6 +185,25 @@ export function readIstioWeights(virtualService: unknown): Weights | null {
   const weights = { primary: weightOf("primary"), secondary: weightOf("secondary") };
   return weights.primary + weights.secondary === 100 ? weights : null;
 }
+
+/**
+ * The VirtualService and DestinationRule an app kept from `mesh: istio`, once it routes otherwise (`none`,
+ * `gateway-api`): the VirtualService first routes everything to the app's Service (which then selects both
+ * tracks without a mesh, the primary's with the Gateway API's), then both go.
+ */
+export const istioLeftover: LeftoverRoute = {
+  kind: "VirtualService",
+  name: (app) => childNames(appRef(app).name).virtualService,
+  read: handedOverAt,
+  handover: (app, spec, at) => [buildHandoverVirtualService(app, spec, at)],
+  objects: (app) => {
+    const names = childNames(appRef(app).name);
+    return [
+      { apiVersion: ISTIO_API_VERSION, kind: "VirtualService", name: names.virtualService },
+      { apiVersion: ISTIO_API_VERSION, kind: "DestinationRule", name: names.destinationRule },
+    ];
+  },
+};
 
 export const istioRouter: TrafficRouter = {
   kind: "VirtualService",

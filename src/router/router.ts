@@ -25,8 +25,15 @@ export interface TrafficRouter {
    * revision).
    */
   desired(app: CanaryApp, spec: ResolvedSpec, weights: Weights, selectors?: TrackSelectors): RoutingObject[];
+  /** The name of the object that carries the split (absent: the VirtualService's, `<name>`). */
+  objectName?(app: CanaryApp): string;
   /** The weights the routing object actually carries, or null when it is missing or not ours to read. */
   routedWeights(routingObject: unknown): Weights | null;
+  /**
+   * A router whose implementation reports on the routing object (the Gateway API's `status.parents`): whether
+   * it carries the object as it now is, and why not. Absent: written is carried (Istio reports nothing).
+   */
+  acceptance?(routingObject: unknown): RouteAcceptance;
   /**
    * A router that carries no object (no mesh): the split as the pods make it, read from the workloads.
    * When present, `routedWeights` is not consulted.
@@ -38,6 +45,11 @@ export interface TrafficRouter {
    */
   leftover?: LeftoverRoute;
 }
+
+/** Whether a route's implementation carries it as it now is (TrafficRouter.acceptance). */
+export type RouteAcceptance =
+  | { carried: true }
+  | { carried: false; reason: "RouteNotReported" | "RouteNotAccepted" | "RouteRefsNotResolved"; message: string };
 
 /** The routing objects another router left, handed over before they go. */
 export interface LeftoverRoute {

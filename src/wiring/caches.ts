@@ -7,11 +7,13 @@ import type { Logger } from "pino";
 import { LABELS, MANAGED_BY_VALUE, REVISION_LABEL, type CanaryApp } from "../api/types.js";
 import type { Config } from "../config.js";
 import { createInformer } from "../controller/create-informer.js";
+import { ServedInformer } from "../controller/served-informer.js";
 import type { Informer, ObjectWithMeta } from "../controller/informer.js";
 import type { ShardCache, ShardWork } from "../controller/shard-work.js";
 import { shareLabelValue, shareOf, shareSelector } from "../controller/shards.js";
 import { keyFromLabel, objectKey, type KeyedObject } from "../kube/keys.js";
-import { CANARY_APPS, CHILD_KINDS, PODS, type KindInfo } from "../kube/kinds.js";
+import { servesResource } from "../kube/discovery.js";
+import { CANARY_APPS, CHILD_KINDS, HTTP_ROUTES, PODS, type KindInfo } from "../kube/kinds.js";
 import type { KubeRest } from "../kube/rest.js";
 import type { Later } from "./later.js";
 
@@ -88,11 +90,20 @@ export function buildCaches({
   const appOfChild = keyFromLabel(LABELS.app);
   const labelledWithShare = shareLabelled(config.shards);
 
+  const child = (kind: KindInfo<KubernetesObject>) => informer(kind, appOfChild, CHILD_SELECTOR, labelledWithShare);
+  // The HTTPRoutes of `mesh: gateway-api` are watched where the cluster serves them; elsewhere their cache is
+  // empty and asks nothing, and an app that needs them is told so (canary/app-ports.ts routerMissing).
+  const httpRoutes = new ServedInformer<KubernetesObject>({
+    isServed: () => servesResource(api, HTTP_ROUTES, log),
+    make: () => child(HTTP_ROUTES),
+    log: log.child({ informer: HTTP_ROUTES.plural }),
+  });
   const caches: AppCaches = {
     canaryApps: informer(CANARY_APPS, objectKey),
-    children: new Map(
-      CHILD_KINDS.map((kind) => [kind.kind, informer(kind, appOfChild, CHILD_SELECTOR, labelledWithShare)]),
-    ),
+    children: new Map<string, Informer<KubernetesObject>>([
+      ...CHILD_KINDS.map((kind): [string, Informer<KubernetesObject>] => [kind.kind, child(kind)]),
+      [HTTP_ROUTES.kind, httpRoutes],
+    ]),
     secondaryPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
     statefulSetPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${REVISION_LABEL}`),
   };

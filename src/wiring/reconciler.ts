@@ -18,7 +18,7 @@ import { prometheusAnalysis } from "../metrics/prometheus-analysis.js";
 import { NotificationDeliveries } from "../notify/deliveries.js";
 import { hasReceivers, NOTIFICATION_REFUSED, noticeSender } from "../notify/sender.js";
 import { routeRefusal } from "../router/host-policy.js";
-import { istioRouter } from "../router/istio.js";
+import { ROUTERS } from "../router/routers.js";
 import { DEFAULT_WEBHOOK_TIMEOUT_SECONDS } from "../analysis/checks.js";
 import { webhookAnalysis, webhookDeadlineMs, webhookRefusal } from "../webhooks/analysis.js";
 import { deploymentTarget } from "../workload/deployment.js";
@@ -72,7 +72,7 @@ export function buildReconciler(parts: ReconcilerParts): CanaryReconciler {
       : {}),
     vetPrometheus: (app) => access.prometheus.vet(app) ?? webhookRefusal(app, access.destinations),
     vetRoute: (app) => routeRefusal(app, access.routePolicy),
-    router: istioRouter,
+    router: ROUTERS.istio,
     workload: deploymentTarget,
     observer,
     log,

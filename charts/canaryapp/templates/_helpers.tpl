@@ -38,6 +38,10 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 - apiGroups: ["networking.istio.io"]
   resources: ["virtualservices", "destinationrules"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+# The HTTPRoute of `spec.mesh: gateway-api` (ADR 0026); watched only where the cluster serves the Gateway API.
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["httproutes"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
 # Watched for the digest the secondary's pods run; delete only for a StatefulSet's pod of a failed
 # revision that is not Ready, which its controller would wait for forever (forced rollback, ADR 0023).
 - apiGroups: [""]

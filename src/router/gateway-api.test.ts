@@ -1,0 +1,160 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { withDefaults } from "../api/defaults.js";
+import { seedApp } from "../resources/fixtures.test-helpers.js";
+import {
+  buildHTTPRoute,
+  CANARY_RULE,
+  gatewayApiRouter,
+  httpRouteAcceptance,
+  readHTTPRouteWeights,
+} from "./gateway-api.js";
+
+const app = seedApp({ mesh: "gateway-api" });
+const spec = withDefaults(app.spec);
+
+/** The route as the API server holds it once its implementation has reported on every parent. */
+function accepted(route: ReturnType<typeof buildHTTPRoute>, generation = 3, overrides: Record<string, unknown> = {}) {
+  return {
+    ...route,
+    metadata: { ...route.metadata, generation },
+    status: {
+      parents: route.spec.parentRefs.map((parentRef) => ({
+        parentRef,
+        controllerName: parentRef.kind === "Service" ? "istio.io/mesh-controller" : "istio.io/gateway-controller",
+        conditions: [
+          { type: "Accepted", status: "True", reason: "Accepted", observedGeneration: generation },
+          { type: "ResolvedRefs", status: "True", reason: "ResolvedRefs", observedGeneration: generation },
+        ],
+        ...overrides,
+      })),
+    },
+  };
+}
+
+describe("buildHTTPRoute", () => {
+  test("the app's Service is the parent (the mesh), both tracks' Services the weighted backends", () => {
+    const route = buildHTTPRoute(app, spec, { primary: 90, secondary: 10 });
+    assert.equal(route.apiVersion, "gateway.networking.k8s.io/v1");
+    assert.equal(route.kind, "HTTPRoute");
+    assert.equal(route.metadata.name, "canaryapp-sample");
+    assert.equal(route.metadata.namespace, "demo");
+    assert.equal(route.metadata.labels["canaryapp.io/app"], "canaryapp-sample");
+    assert.deepEqual(route.spec.parentRefs, [{ group: "", kind: "Service", name: "canaryapp-sample", port: 80 }]);
+    assert.equal(route.spec.hostnames, undefined, "the mesh infers nothing from hostnames (GEP-1294)");
+    assert.deepEqual(route.spec.rules, [
+      {
+        name: CANARY_RULE,
+        backendRefs: [
+          { group: "", kind: "Service", name: "canaryapp-sample-primary", port: 80, weight: 90 },
+          { group: "", kind: "Service", name: "canaryapp-sample-secondary", port: 80, weight: 10 },
+        ],
+      },
+    ]);
+  });
+
+  test("gateways are Gateway parents, hosts of the namespace's Services more Service parents, other hosts hostnames", () => {
+    const withGateways = seedApp({
+      mesh: "gateway-api",
+      service: {
+        port: 8080,
+        hosts: ["web.example.com", "alias", "other.demo.svc.cluster.local", "WEB.example.com"],
+        gateways: ["mesh", "istio-system/public", "internal", "istio-system/public"],
+      },
+    });
+    const route = buildHTTPRoute(withGateways, withDefaults(withGateways.spec), { primary: 100, secondary: 0 });
+    assert.deepEqual(route.spec.parentRefs, [
+      { group: "", kind: "Service", name: "canaryapp-sample", port: 8080 },
+      { group: "", kind: "Service", name: "alias", port: 8080 },
+      { group: "", kind: "Service", name: "other", port: 8080 },
+      { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "istio-system", name: "public" },
+      { group: "gateway.networking.k8s.io", kind: "Gateway", namespace: "demo", name: "internal" },
+    ]);
+    assert.deepEqual(route.spec.hostnames, ["web.example.com"]);
+  });
+
+  test("the router builds exactly the route, named as the router reads it back", () => {
+    const objects = gatewayApiRouter.desired(app, spec, { primary: 80, secondary: 20 });
+    assert.equal(objects.length, 1);
+    assert.equal(objects[0]?.metadata.name, gatewayApiRouter.objectName?.(app));
+  });
+});
+
+describe("readHTTPRouteWeights: the split only where the implementation carries the route", () => {
+  const route = buildHTTPRoute(app, spec, { primary: 70, secondary: 30 });
+
+  test("accepted by every parent for the current generation: the rule's weights", () => {
+    assert.deepEqual(readHTTPRouteWeights(accepted(route)), { primary: 70, secondary: 30 });
+    assert.deepEqual(httpRouteAcceptance(accepted(route)), { carried: true });
+  });
+
+  test("no status yet, or status of an older generation: not routed, and said why", () => {
+    assert.equal(readHTTPRouteWeights({ ...route, metadata: { ...route.metadata, generation: 1 } }), null);
+    const stale = accepted(route, 3);
+    const newer = { ...stale, metadata: { ...stale.metadata, generation: 4 } };
+    assert.equal(readHTTPRouteWeights(newer), null);
+    const why = httpRouteAcceptance(newer);
+    assert.equal(why.carried, false);
+    assert.equal(!why.carried && why.reason, "RouteNotReported");
+    assert.match(!why.carried ? why.message : "", /parent Service canaryapp-sample for generation 4/);
+  });
+
+  test("a parent that does not accept it: not routed, with the implementation's reason and message", () => {
+    const refused = accepted(route, 3, {
+      conditions: [
+        {
+          type: "Accepted",
+          status: "False",
+          reason: "NotAllowedByListeners",
+          message: "no listener allows routes from namespace demo",
+          observedGeneration: 3,
+        },
+        { type: "ResolvedRefs", status: "True", reason: "ResolvedRefs", observedGeneration: 3 },
+      ],
+    });
+    assert.equal(readHTTPRouteWeights(refused), null);
+    assert.deepEqual(httpRouteAcceptance(refused), {
+      carried: false,
+      reason: "RouteNotAccepted",
+      message:
+        "HTTPRoute canaryapp-sample: parent Service canaryapp-sample: Accepted False (NotAllowedByListeners: no listener allows routes from namespace demo)",
+    });
+  });
+
+  test("a backend not resolved: not routed (RouteRefsNotResolved)", () => {
+    const unresolved = accepted(route, 3, {
+      conditions: [
+        { type: "Accepted", status: "True", reason: "Accepted", observedGeneration: 3 },
+        {
+          type: "ResolvedRefs",
+          status: "False",
+          reason: "BackendNotFound",
+          message: "canaryapp-sample-secondary",
+          observedGeneration: 3,
+        },
+      ],
+    });
+    const why = httpRouteAcceptance(unresolved);
+    assert.equal(!why.carried && why.reason, "RouteRefsNotResolved");
+  });
+
+  test("a status entry matches its parentRef with the API's defaults filled in", () => {
+    const gatewayApp = seedApp({ mesh: "gateway-api", service: { gateways: ["edge"] } });
+    const gatewayRoute = buildHTTPRoute(gatewayApp, withDefaults(gatewayApp.spec), { primary: 50, secondary: 50 });
+    const reported = accepted(gatewayRoute);
+    // An implementation may report the Gateway parent without the defaulted group and namespace.
+    const parents = reported.status.parents.map((p) =>
+      p.parentRef.kind === "Gateway" ? { ...p, parentRef: { kind: "Gateway", name: "edge" } } : p,
+    );
+    assert.deepEqual(readHTTPRouteWeights({ ...reported, status: { parents } }), { primary: 50, secondary: 50 });
+  });
+
+  test("a rule edited out of our shape reads as null, so it is re-applied", () => {
+    const edited = accepted(route);
+    const rules = [{ name: CANARY_RULE, backendRefs: [route.spec.rules[0]?.backendRefs[0]] }];
+    assert.equal(readHTTPRouteWeights({ ...edited, spec: { ...edited.spec, rules } }), null);
+    const renamed = [{ ...route.spec.rules[0], name: "mine" }];
+    assert.equal(readHTTPRouteWeights({ ...edited, spec: { ...edited.spec, rules: renamed } }), null);
+    assert.equal(readHTTPRouteWeights(undefined), null);
+  });
+});
