@@ -126,7 +126,7 @@ const SHAPES: Shape[] = [
     app: NO_MESH,
     plan: {
       ...plan({ primary: 75, secondary: 25 }, V2),
-      routeHandover: { kind: "handOver", at: "2026-11-27T10:00:00Z" },
+      routeHandover: { kind: "handOver", of: "VirtualService", at: "2026-11-27T10:00:00Z" },
     },
     router: noMeshRouter,
     istioKinds: ["VirtualService"],

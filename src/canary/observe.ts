@@ -111,10 +111,12 @@ function routed(
   };
 }
 
-/** The routing object another router left for this app, if one is (see Observation.staleRoute). */
+/** A routing object another router left for this app, if one is (see Observation.staleRoute); one at a time. */
 function staleRoute(app: CanaryApp, caches: Caches, router: TrafficRouter): Observation["staleRoute"] {
-  const leftover = router.leftover;
-  if (leftover === undefined || !caches.children.has(leftover.kind)) return undefined;
-  const object = childCache(caches, leftover.kind).get(appRef(app).namespace, leftover.name(app));
-  return object === undefined ? undefined : leftover.read(object);
+  for (const leftover of router.leftovers ?? []) {
+    if (!caches.children.has(leftover.kind)) continue;
+    const object = childCache(caches, leftover.kind).get(appRef(app).namespace, leftover.name(app));
+    if (object !== undefined) return { kind: leftover.kind, ...leftover.read(object) };
+  }
+  return undefined;
 }

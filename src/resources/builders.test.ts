@@ -225,7 +225,7 @@ describe("desiredChildren", () => {
     const handing = desiredChildren(
       none,
       withDefaults(none.spec),
-      { ...basePlan, routeHandover: { kind: "handOver", at } },
+      { ...basePlan, routeHandover: { kind: "handOver", of: "VirtualService", at } },
       noMeshRouter,
     );
     assert.deepEqual(
@@ -248,10 +248,11 @@ describe("desiredChildren", () => {
         ],
       },
     ]);
-    assert.deepEqual(noMeshRouter.leftover?.read(vs), { handedOverAt: at });
+    const istioLeft = noMeshRouter.leftovers?.find((l) => l.kind === "VirtualService");
+    assert.deepEqual(istioLeft?.read(vs), { handedOverAt: at });
     assert.deepEqual(handing.remove, []);
     assert.deepEqual(
-      noMeshRouter.leftover?.read(buildVirtualService(app, spec, { primary: 90, secondary: 10 })),
+      istioLeft?.read(buildVirtualService(app, spec, { primary: 90, secondary: 10 })),
       {},
       "a split is not a handover",
     );
@@ -259,7 +260,7 @@ describe("desiredChildren", () => {
     const removing = desiredChildren(
       none,
       withDefaults(none.spec),
-      { ...basePlan, routeHandover: { kind: "remove" } },
+      { ...basePlan, routeHandover: { kind: "remove", of: "VirtualService" } },
       noMeshRouter,
     );
     assert.ok(!removing.apply.some((o) => o.kind === "VirtualService"));

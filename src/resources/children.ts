@@ -93,15 +93,17 @@ export function desiredChildren(
  */
 function handoverRoute(app: CanaryApp, spec: ResolvedSpec, plan: Plan, router: TrafficRouter): ChildObject[] {
   const handover = plan.routeHandover;
-  if (handover?.kind !== "handOver" || router.leftover === undefined) return [];
-  return router.leftover.handover(app, spec, handover.at);
+  if (handover?.kind !== "handOver") return [];
+  return router.leftovers?.find((l) => l.kind === handover.of)?.handover(app, spec, handover.at) ?? [];
 }
 
 /** Once the handover has stood its time, the old router's objects go. */
 function handedOverRemoved(app: CanaryApp, plan: Plan, router: TrafficRouter): ChildRef[] {
-  if (plan.routeHandover?.kind !== "remove" || router.leftover === undefined) return [];
+  const handover = plan.routeHandover;
+  if (handover?.kind !== "remove") return [];
   const { namespace } = appRef(app);
-  return router.leftover.objects(app).map((o) => ({ ...o, namespace }));
+  const leftover = router.leftovers?.find((l) => l.kind === handover.of);
+  return (leftover?.objects(app) ?? []).map((o) => ({ ...o, namespace }));
 }
 
 /**

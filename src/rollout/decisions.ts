@@ -399,10 +399,11 @@ export function secondaryRemovable(facts: {
 }
 
 /**
- * What to do with a VirtualService left from `spec.mesh: istio` once the app has no mesh (`mesh: none`):
- * first route everything to the app's Service, which then selects both tracks' ready pods (`handOver`), so
- * a proxy still holding the old split never sends to a track that is scaled away; once that route has
- * stood `drainSeconds` (proxies have it), remove it and the DestinationRule (`remove`). In between, wait.
+ * What to do with a route object another router left once the app's `spec.mesh` changed (a VirtualService
+ * after `istio`, an HTTPRoute after `gateway-api`): first route everything to the app's Service (`handOver`),
+ * which then selects both tracks' ready pods without a mesh, the primary's with one, so a proxy still holding
+ * the old split never sends to a track that is scaled away; once that route has stood `drainSeconds` (proxies
+ * have it), remove it (`remove`). In between, wait.
  */
 export type RouteHandover = { kind: "handOver" } | { kind: "wait"; seconds: number } | { kind: "remove" };
 

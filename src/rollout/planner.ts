@@ -385,8 +385,12 @@ function assemble(ctx: PlanContext): Plan {
     tellChildUpdates: ctx.events.length === 0,
     removeAnnotations: [...ctx.removeAnnotations].sort(),
     ...(stranded.length > 0 ? { deletePods: stranded } : {}),
-    ...(handover?.kind === "handOver" && !invalid ? { routeHandover: { kind: "handOver" as const, at: ctx.at } } : {}),
-    ...(handover?.kind === "remove" && !invalid ? { routeHandover: { kind: "remove" as const } } : {}),
+    ...(handover?.kind === "handOver" && !invalid && observed.staleRoute !== undefined
+      ? { routeHandover: { kind: "handOver" as const, of: observed.staleRoute.kind, at: ctx.at } }
+      : {}),
+    ...(handover?.kind === "remove" && !invalid && observed.staleRoute !== undefined
+      ? { routeHandover: { kind: "remove" as const, of: observed.staleRoute.kind } }
+      : {}),
     ...(requeue !== undefined ? { requeueAfterSeconds: requeue } : {}),
   };
 }

@@ -93,10 +93,11 @@ export interface Observation {
    */
   setPods?: SetPodsObservation;
   /**
-   * With `spec.mesh: none`: the app's VirtualService, left from when it had a mesh; `handedOverAt` once it
-   * routes everything to the app's Service (decisions.ts `routeHandoverDue`).
+   * The route object another router left, from when the app had another `spec.mesh` (a VirtualService, an
+   * HTTPRoute), by its kind; `handedOverAt` once it routes everything to the app's Service (decisions.ts
+   * `routeHandoverDue`).
    */
-  staleRoute?: { handedOverAt?: string };
+  staleRoute?: { kind: string; handedOverAt?: string };
 }
 
 /** A StatefulSet's pods of one app, and what its template says of them. */
@@ -171,10 +172,11 @@ export interface Plan {
   /** One-shot request annotations that were acted on and must be removed. */
   removeAnnotations: string[];
   /**
-   * A VirtualService left from `mesh: istio` (see `Observation.staleRoute`): `handOver` applies one that
-   * routes everything to the app's Service, marked with `at`; `remove` deletes it and the DestinationRule.
+   * A route object another router left (see `Observation.staleRoute`), of kind `of`: `handOver` applies one
+   * that routes everything to the app's Service, marked with `at`; `remove` deletes it (and, of a
+   * VirtualService, the DestinationRule).
    */
-  routeHandover?: { kind: "handOver"; at: string } | { kind: "remove" };
+  routeHandover?: { kind: "handOver"; of: string; at: string } | { kind: "remove"; of: string };
   /** Pods to delete so that their StatefulSet makes them again at its template's revision (forced rollback). */
   deletePods?: StrandedPodObservation[];
   /** Reconcile again after this many seconds even if nothing changes (a step or a deadline is due). */

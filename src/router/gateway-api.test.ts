@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { withDefaults } from "../api/defaults.js";
+import { desiredChildren } from "../resources/children.js";
 import { seedApp } from "../resources/fixtures.test-helpers.js";
+import type { Plan } from "../rollout/types.js";
+import type { buildHandoverHTTPRoute } from "./gateway-api.js";
 import {
   buildHTTPRoute,
   CANARY_RULE,
@@ -9,6 +12,7 @@ import {
   httpRouteAcceptance,
   readHTTPRouteWeights,
 } from "./gateway-api.js";
+import { ROUTERS } from "./routers.js";
 
 const app = seedApp({ mesh: "gateway-api" });
 const spec = withDefaults(app.spec);
@@ -156,5 +160,106 @@ describe("readHTTPRouteWeights: the split only where the implementation carries 
     const renamed = [{ ...route.spec.rules[0], name: "mine" }];
     assert.equal(readHTTPRouteWeights({ ...edited, spec: { ...edited.spec, rules: renamed } }), null);
     assert.equal(readHTTPRouteWeights(undefined), null);
+  });
+});
+
+describe("switching router: the HTTPRoute and the VirtualService handed over, then removed", () => {
+  const basePlan: Plan = {
+    primary: { image: "img:v1", replicas: 2 },
+    secondary: null,
+    weights: { primary: 100, secondary: 0 },
+    status: {},
+    events: [],
+    tellChildUpdates: true,
+    removeAnnotations: [],
+  };
+  const at = "2026-11-27T12:00:00.000Z";
+  const kinds = (objects: readonly { kind: string; metadata: { name: string } }[]) =>
+    objects.map((o) => `${o.kind}/${o.metadata.name}`);
+
+  test("gateway-api: the HTTPRoute is applied in the VirtualService's place", () => {
+    const { apply } = desiredChildren(app, spec, basePlan, ROUTERS["gateway-api"]);
+    assert.deepEqual(kinds(apply), [
+      "Service/canaryapp-sample-primary",
+      "Service/canaryapp-sample-secondary",
+      "HTTPRoute/canaryapp-sample",
+      "Service/canaryapp-sample",
+      "Deployment/canaryapp-sample-primary",
+    ]);
+  });
+
+  test("gateway-api → istio: the HTTPRoute first sends everything to the app's Service, then goes", () => {
+    const istioApp = seedApp({ mesh: "istio" });
+    const istioSpec = withDefaults(istioApp.spec);
+    const handing = desiredChildren(
+      istioApp,
+      istioSpec,
+      { ...basePlan, routeHandover: { kind: "handOver", of: "HTTPRoute", at } },
+      ROUTERS.istio,
+    );
+    const route = handing.apply.find((o) => o.kind === "HTTPRoute") as ReturnType<typeof buildHandoverHTTPRoute>;
+    assert.deepEqual(route.spec.rules, [
+      {
+        name: "handover",
+        backendRefs: [{ group: "", kind: "Service", name: "canaryapp-sample", port: 80, weight: 100 }],
+      },
+    ]);
+    assert.deepEqual(route.spec.parentRefs, [{ group: "", kind: "Service", name: "canaryapp-sample", port: 80 }]);
+    const left = ROUTERS.istio.leftovers?.find((l) => l.kind === "HTTPRoute");
+    assert.deepEqual(left?.read(route), { handedOverAt: at });
+    assert.deepEqual(
+      left?.read(buildHTTPRoute(app, spec, { primary: 90, secondary: 10 })),
+      {},
+      "a split is not a handover",
+    );
+    assert.ok(
+      handing.apply.some((o) => o.kind === "VirtualService"),
+      "the VirtualService is applied meanwhile",
+    );
+
+    const removing = desiredChildren(
+      istioApp,
+      istioSpec,
+      { ...basePlan, routeHandover: { kind: "remove", of: "HTTPRoute" } },
+      ROUTERS.istio,
+    );
+    assert.ok(!removing.apply.some((o) => o.kind === "HTTPRoute"));
+    assert.deepEqual(
+      removing.remove.filter((r) => r.kind !== "Deployment").map((r) => `${r.apiVersion} ${r.kind}/${r.name}`),
+      ["gateway.networking.k8s.io/v1 HTTPRoute/canaryapp-sample"],
+    );
+  });
+
+  test("istio → gateway-api: the VirtualService is handed over, then it and the DestinationRule go", () => {
+    const handing = desiredChildren(
+      app,
+      spec,
+      { ...basePlan, routeHandover: { kind: "handOver", of: "VirtualService", at } },
+      ROUTERS["gateway-api"],
+    );
+    assert.ok(
+      handing.apply.some(
+        (o) =>
+          o.kind === "VirtualService" &&
+          (o as unknown as { spec: { http: { name: string }[] } }).spec.http[0]?.name === "handover",
+      ),
+    );
+    const removing = desiredChildren(
+      app,
+      spec,
+      { ...basePlan, routeHandover: { kind: "remove", of: "VirtualService" } },
+      ROUTERS["gateway-api"],
+    );
+    assert.deepEqual(
+      removing.remove.filter((r) => r.kind !== "Deployment").map((r) => `${r.kind}/${r.name}`),
+      ["VirtualService/canaryapp-sample", "DestinationRule/canaryapp-sample"],
+    );
+  });
+
+  test("none takes over from either router", () => {
+    assert.deepEqual(
+      ROUTERS.none.leftovers?.map((l) => l.kind),
+      ["VirtualService", "HTTPRoute"],
+    );
   });
 });

@@ -4,6 +4,7 @@
  * the ready pods' share (ADR 0014). Only batch releases may use it: a weight cannot be set without a mesh.
  */
 import { replicaShare } from "../rollout/batches.js";
+import { httpRouteLeftover } from "./gateway-api.js";
 import { istioLeftover } from "./istio.js";
 import type { TrafficRouter } from "./router.js";
 
@@ -15,5 +16,5 @@ export const noMeshRouter: TrafficRouter = {
     const secondaryShare = replicaShare(secondary?.readyReplicas ?? 0, primary?.readyReplicas ?? 0);
     return { primary: 100 - secondaryShare, secondary: secondaryShare };
   },
-  leftover: istioLeftover,
+  leftovers: [istioLeftover, httpRouteLeftover],
 };

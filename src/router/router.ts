@@ -40,10 +40,10 @@ export interface TrafficRouter {
    */
   splitByPods?(primary: WorkloadObservation | null, secondary: WorkloadObservation | null): Weights;
   /**
-   * A router that replaced another (`mesh: istio` switched to `none`): the other's routing objects it hands
-   * over and then removes (decisions.ts `routeHandoverDue`).
+   * A router that replaced others (`mesh: istio` switched to `none`): the others' routing objects it hands
+   * over and then removes (decisions.ts `routeHandoverDue`), one kind each.
    */
-  leftover?: LeftoverRoute;
+  leftovers?: readonly LeftoverRoute[];
 }
 
 /** Whether a route's implementation carries it as it now is (TrafficRouter.acceptance). */

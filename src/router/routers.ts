@@ -1,7 +1,7 @@
 /**
  * The router of each `spec.mesh`, each with the route objects another router left that it hands over and
  * removes when an app switches (decisions.ts `routeHandoverDue`): the VirtualService of `istio` when an app
- * moves to `gateway-api` or `none`, the HTTPRoute of `gateway-api` when it moves back to `istio`.
+ * moves to `gateway-api` or `none`, the HTTPRoute of `gateway-api` when it moves to `istio` or `none`.
  */
 import type { Mesh } from "../api/types.js";
 import { gatewayApiRouter, httpRouteLeftover } from "./gateway-api.js";
@@ -10,7 +10,7 @@ import { noMeshRouter } from "./none.js";
 import type { TrafficRouter } from "./router.js";
 
 export const ROUTERS: Readonly<Record<Mesh, TrafficRouter>> = {
-  istio: { ...istioRouter, leftover: httpRouteLeftover },
-  "gateway-api": { ...gatewayApiRouter, leftover: istioLeftover },
+  istio: { ...istioRouter, leftovers: [httpRouteLeftover] },
+  "gateway-api": { ...gatewayApiRouter, leftovers: [istioLeftover] },
   none: noMeshRouter,
 };
