@@ -37,6 +37,39 @@ describe("EpochGate (the unsharded leader as the 1-share case)", () => {
     );
   });
 
+  test("its member and epoch Leases are those a sharded replica writes, with a count of 1", async () => {
+    const { clock, leases, gate, sharded } = setup();
+    await gate.mayLead("acquire");
+    const labels = (role: string) => ({
+      "canaryapp.io/shard-group": "group",
+      "canaryapp.io/lease-role": role,
+      "canaryapp.io/shard-count": "1",
+    });
+    const member = [...leases.leases.values()].find((l) => l.metadata?.name?.startsWith("group-member-"));
+    assert.deepEqual(member?.metadata?.labels, labels("member"));
+    assert.deepEqual(recordFromSpec(member?.spec), {
+      holderIdentity: "leader",
+      leaseDurationSeconds: 15,
+      acquireTimeMs: clock.now(),
+      renewTimeMs: clock.now(),
+      leaseTransitions: 0,
+    });
+    const epoch = leases.leases.get("group-epoch");
+    assert.deepEqual(epoch?.metadata?.labels, labels("epoch"));
+    assert.equal(recordFromSpec(epoch?.spec).holderIdentity, "shares=1");
+    // A sharded replica of 1 share and the same identity takes both as its own: the epoch is its count, and
+    // renewing the membership changes neither its labels nor its term.
+    const s = sharded("leader", 1);
+    await clock.advance(2_000);
+    await s.round();
+    assert.equal(s.epoch().acting, true);
+    assert.equal(leases.leases.get("group-epoch")?.metadata?.resourceVersion, epoch?.metadata?.resourceVersion);
+    const renewed = leases.leases.get(member?.metadata?.name ?? "");
+    assert.deepEqual(renewed?.metadata?.labels, labels("member"));
+    assert.equal(recordFromSpec(renewed?.spec).leaseTransitions, 0);
+    assert.equal(recordFromSpec(renewed?.spec).renewTimeMs, clock.now());
+  });
+
   test("standing by: the member Lease written once per renewal period (6 s), nothing listed or read again", async () => {
     const { clock, leases, gate } = setup();
     const member = () =>

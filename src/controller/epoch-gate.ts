@@ -1,17 +1,10 @@
 import type { Logger } from "pino";
 import { systemClock, type Clock } from "../time/clock.js";
-import { isConflict, toError } from "../kube/errors.js";
+import { toError } from "../kube/errors.js";
 import { decideEpoch, epochLeaseName, parseCount, type MemberSeen, type ShareSeen } from "./epoch.js";
 import type { LeadGate, ShardLeaseClient } from "./leader-election.js";
-import {
-  acquiredRecord,
-  hasExpired,
-  observeLease,
-  recordFromSpec,
-  specFromRecord,
-  type Lease,
-  type LeaseObservation,
-} from "./lease.js";
+import { hasExpired, observeLease, type Lease, type LeaseObservation } from "./lease.js";
+import { MemberWrites } from "./member-writes.js";
 import { monotonicNow } from "./monotonic.js";
 import { EPOCH_LOG, SHARD_LABELS, memberLeaseName } from "./shard-leases.js";
 
@@ -41,7 +34,8 @@ export interface EpochGateOptions {
  * standby of the old count before the new count takes over. The leader elector asks `mayLead` only when the
  * leader Lease could be taken, and `standBy` otherwise, which writes the member Lease once per `renewAfterMs`
  * and reads nothing else. Leading, it does not renew it (the leader Lease blocks the epoch by itself); `leave`
- * deletes it on a graceful stop.
+ * deletes it on a graceful stop. It writes the member and epoch Leases as a sharded replica does (MemberWrites,
+ * with a count of 1), so they read the same whichever count wrote them.
  */
 export class EpochGate implements LeadGate {
   private readonly clock: Clock;
@@ -50,11 +44,8 @@ export class EpochGate implements LeadGate {
   private observed = new Map<string, LeaseObservation>();
   private waitingFor: string | undefined;
   private readonly memberName: string;
-  private readonly leaseDurationMs: number;
-  private readonly renewAfterMs: number;
-  /** When this process last wrote its member Lease (monotonic), if it did. */
-  private memberRenewedAt: number | undefined;
-  /** The member Lease as last read or written by this process. */
+  private readonly writes: MemberWrites;
+  /** The member Lease as last read or written by this process (undefined after a failed write: read it again). */
   private member: Lease | undefined;
 
   constructor(private readonly options: EpochGateOptions) {
@@ -62,8 +53,18 @@ export class EpochGate implements LeadGate {
     this.elapsed = monotonicNow(this.clock);
     this.log = options.log.child({ shardGroup: options.name, identity: options.identity });
     this.memberName = memberLeaseName(options.name, options.identity);
-    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
-    this.renewAfterMs = options.renewAfterMs ?? 6_000;
+    this.writes = new MemberWrites({
+      namespace: options.namespace,
+      name: options.name,
+      shares: 1,
+      identity: options.identity,
+      leaseDurationMs: options.leaseDurationMs ?? 15_000,
+      renewAfterMs: options.renewAfterMs ?? 6_000,
+      client: options.client,
+      elapsed: this.elapsed,
+      log: this.log,
+      memberName: this.memberName,
+    });
   }
 
   /** Whether this replica may take the leader Lease ("acquire") or lead under it ("confirm"). Never throws. */
@@ -77,7 +78,8 @@ export class EpochGate implements LeadGate {
       return false;
     }
     const readAt = this.elapsed();
-    await this.renewMembership(leases.find((l) => l.metadata?.name === this.memberName));
+    const listed = leases.find((l) => l.metadata?.name === this.memberName);
+    this.member = await this.writes.renewMembership(listed, this.clock.now(), readAt);
     this.observed = new Map(
       leases.map((lease) => {
         const leaseName = lease.metadata?.name ?? "";
@@ -106,7 +108,10 @@ export class EpochGate implements LeadGate {
       this.waitingFor = undefined;
       return true;
     }
-    if (phase === "acquire" && decision.mayMove && (await this.move(epochLease))) return true;
+    if (phase === "acquire" && decision.mayMove && (await this.writes.moveEpoch(epochLease, this.clock.now()))) {
+      this.waitingFor = undefined;
+      return true;
+    }
     const waitingFor = decision.blockers.join("; ");
     if (waitingFor !== this.waitingFor) {
       this.waitingFor = waitingFor;
@@ -120,98 +125,27 @@ export class EpochGate implements LeadGate {
    * Lease as last written, so nothing is read first; after a conflict, read again). Never throws.
    */
   async standBy(): Promise<void> {
-    if (this.memberRenewedAt !== undefined && this.elapsed() - this.memberRenewedAt < this.renewAfterMs) return;
+    if (!this.writes.membershipDue(this.elapsed())) return;
     try {
       this.member ??= await this.options.client.get(this.options.namespace, this.memberName);
     } catch (error) {
       this.log.warn({ err: toError(error) }, "could not read the member Lease");
       return;
     }
-    await this.renewMembership(this.member);
+    this.member = await this.writes.renewMembership(this.member, this.clock.now(), this.elapsed());
   }
 
   /** Deletes this replica's member Lease (a graceful stop). Never throws. */
   async leave(): Promise<void> {
-    const { client, namespace } = this.options;
     try {
-      const lease = await client.get(namespace, this.memberName);
-      if (lease === undefined || recordFromSpec(lease.spec).holderIdentity !== this.options.identity) return;
-      await client.delete(namespace, this.memberName, lease.metadata?.resourceVersion);
+      await this.writes.leave(await this.options.client.get(this.options.namespace, this.memberName));
     } catch (error) {
       this.log.warn({ err: toError(error) }, "could not delete the member Lease; it will expire");
-    }
-  }
-
-  private async renewMembership(lease: Lease | undefined): Promise<void> {
-    const { client, namespace, name, identity } = this.options;
-    const record = recordFromSpec(lease?.spec);
-    const sent = this.elapsed();
-    if (
-      lease !== undefined &&
-      record.holderIdentity === identity &&
-      lease.metadata?.labels?.[SHARD_LABELS.count] === "1" &&
-      this.memberRenewedAt !== undefined &&
-      sent - this.memberRenewedAt < this.renewAfterMs
-    ) {
-      return;
-    }
-    const labels = { [SHARD_LABELS.group]: name, [SHARD_LABELS.role]: "member", [SHARD_LABELS.count]: "1" };
-    const spec = specFromRecord(
-      acquiredRecord(lease ? record : undefined, identity, this.clock.now(), this.leaseDurationMs),
-    );
-    try {
-      this.member =
-        lease === undefined
-          ? await client.create({
-              apiVersion: "coordination.k8s.io/v1",
-              kind: "Lease",
-              metadata: { namespace, name: this.memberName, labels },
-              spec,
-            })
-          : await client.replace({ ...lease, metadata: { ...lease.metadata, labels }, spec });
-      this.memberRenewedAt = sent;
-    } catch (error) {
-      this.member = undefined;
-      if (!isConflict(error)) this.log.warn({ err: toError(error) }, "could not renew the member Lease");
     }
   }
 
   /** What keeps this replica from leading, as of the last check (undefined when nothing did). */
   blockedBy(): string | undefined {
     return this.waitingFor;
-  }
-
-  private async move(lease: Lease | undefined): Promise<boolean> {
-    const { client, namespace, name } = this.options;
-    const now = this.clock.now();
-    const previous = recordFromSpec(lease?.spec);
-    const labels = { [SHARD_LABELS.group]: name, [SHARD_LABELS.role]: "epoch", [SHARD_LABELS.count]: "1" };
-    const spec = specFromRecord({
-      holderIdentity: "shares=1",
-      acquireTimeMs: now,
-      renewTimeMs: now,
-      leaseTransitions: lease === undefined ? 0 : (previous.leaseTransitions ?? 0) + 1,
-    });
-    try {
-      if (lease === undefined) {
-        await client.create({
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { namespace, name: epochLeaseName(name), labels },
-          spec,
-        });
-      } else {
-        await client.replace({ ...lease, metadata: { ...lease.metadata, labels }, spec });
-      }
-    } catch (error) {
-      if (!isConflict(error)) this.log.warn({ err: toError(error) }, "could not move the sharding epoch");
-      return false;
-    }
-    this.log.info(
-      { shares: 1, from: parseCount(lease?.metadata?.labels?.[SHARD_LABELS.count]) ?? null, by: this.options.identity },
-      EPOCH_LOG.moved,
-    );
-    this.waitingFor = undefined;
-    return true;
   }
 }

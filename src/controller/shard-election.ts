@@ -230,7 +230,7 @@ export class ShardElector {
           if (record.holderIdentity !== this.identity) return;
           const name = lease.metadata?.name ?? "";
           if (name === this.memberName) {
-            await this.options.client.delete(this.options.namespace, name, lease.metadata?.resourceVersion);
+            await this.writes.leave(lease);
           } else {
             await this.options.client.replace({
               ...lease,

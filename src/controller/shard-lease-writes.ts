@@ -1,80 +1,28 @@
 /**
- * A replica's writes to its shard group's Leases (ADR 0016, ADR 0024): its membership, the shares it takes,
- * renews, releases or frees, the epoch it moves, the Leases it deletes. Each replaces a Lease at the
- * resourceVersion just listed, so of two replicas racing for one exactly one wins. Which to write is the
- * ShardElector's round (src/controller/shard-election.ts); a share taken or renewed is noted in its HeldShares.
+ * A sharded replica's writes to its shard group's Leases (ADR 0016, ADR 0024): those of every member (its
+ * membership, the epoch it moves: MemberWrites, src/controller/member-writes.ts) and the shares it takes,
+ * renews, releases or frees, the Leases it deletes. Each replaces a Lease at the resourceVersion just listed, so
+ * of two replicas racing for one exactly one wins. Which to write is the ShardElector's round
+ * (src/controller/shard-election.ts); a share taken or renewed is noted in its HeldShares.
  */
-import type { Logger } from "pino";
 import type { Clock } from "../time/clock.js";
 import { isConflict, toError } from "../kube/errors.js";
-import { epochLeaseName, parseCount } from "./epoch.js";
 import type { HeldShares } from "./held-shares.js";
-import type { ShardLeaseClient } from "./leader-election.js";
 import { acquiredRecord, recordFromSpec, releasedRecord, specFromRecord, type Lease } from "./lease.js";
-import {
-  EPOCH_LOG,
-  SHARD_LABELS,
-  shardLabels,
-  shardLease,
-  shareLeaseName,
-  termOf,
-  type LeaseRole,
-} from "./shard-leases.js";
+import { MemberWrites, type MemberWritesOptions } from "./member-writes.js";
+import { SHARD_LABELS, shareLeaseName, termOf } from "./shard-leases.js";
 
-export interface ShardLeaseWritesOptions {
-  /** See ShardElectionOptions. */
-  namespace: string;
-  name: string;
-  shares: number;
-  identity: string;
-  leaseDurationMs: number;
-  renewAfterMs: number;
-  client: ShardLeaseClient;
+export interface ShardLeaseWritesOptions extends MemberWritesOptions {
   /** Written into the Leases for people to read. */
   clock: Clock;
-  /** Times when a write was sent (monotonic). */
-  elapsed: () => number;
-  log: Logger;
-  /** The name of this replica's membership Lease. */
-  memberName: string;
   /** The shares this replica holds: a share taken or renewed is noted there. */
   held: HeldShares;
 }
 
-/** The writes of one replica to the Leases of its group. */
-export class ShardLeaseWrites {
-  /** When the membership Lease was last written by this process (monotonic), if it was. */
-  private memberRenewedAt: number | undefined;
-
-  constructor(private readonly options: ShardLeaseWritesOptions) {}
-
-  /**
-   * Creates or renews this replica's membership Lease (`lease`, as listed), labelled with its count; not written
-   * again while its last renewal by this process is recent and its count label right.
-   */
-  async renewMembership(lease: Lease | undefined, now: number, readAt: number): Promise<void> {
-    const { client, identity, leaseDurationMs } = this.options;
-    const record = recordFromSpec(lease?.spec);
-    const count = String(this.options.shares);
-    if (
-      lease !== undefined &&
-      record.holderIdentity === identity &&
-      lease.metadata?.labels?.[SHARD_LABELS.count] === count &&
-      this.memberRenewedAt !== undefined &&
-      readAt - this.memberRenewedAt < this.options.renewAfterMs
-    ) {
-      return;
-    }
-    try {
-      const spec = specFromRecord(acquiredRecord(lease ? record : undefined, identity, now, leaseDurationMs));
-      const sent = this.options.elapsed();
-      if (lease === undefined) await client.create(this.leaseObject(this.options.memberName, "member", spec));
-      // Labelled again: the same identity may have run another count before.
-      else await client.replace({ ...lease, metadata: { ...lease.metadata, labels: this.labels("member") }, spec });
-      this.memberRenewedAt = sent;
-    } catch (error) {
-      this.options.log.warn({ err: toError(error) }, "could not renew the membership Lease");
-    }
+/** The writes of one sharded replica to the Leases of its group: a member's, and its shares'. */
+export class ShardLeaseWrites extends MemberWrites {
+  constructor(protected override readonly options: ShardLeaseWritesOptions) {
+    super(options);
   }
 
   /** Takes (or takes again after a restart) a share; a 409 means another replica was faster. */
@@ -101,33 +49,6 @@ export class ShardLeaseWrites {
       { share, shares: this.options.shares, term: termOf(record), from: previous?.holderIdentity },
       "claimed a share",
     );
-  }
-
-  /**
-   * Records this replica's count as the one in force (ADR 0024), at the resourceVersion listed: of two
-   * replicas moving it, one wins. Nobody acts under it before a later round has listed it.
-   */
-  async moveEpoch(lease: Lease | undefined, now: number): Promise<boolean> {
-    const { client, name, shares } = this.options;
-    const previous = recordFromSpec(lease?.spec);
-    const spec = specFromRecord({
-      holderIdentity: `shares=${shares}`,
-      acquireTimeMs: now,
-      renewTimeMs: now,
-      leaseTransitions: lease === undefined ? 0 : (previous.leaseTransitions ?? 0) + 1,
-    });
-    try {
-      if (lease === undefined) await client.create(this.leaseObject(epochLeaseName(name), "epoch", spec));
-      else await client.replace({ ...lease, metadata: { ...lease.metadata, labels: this.labels("epoch") }, spec });
-    } catch (error) {
-      if (!isConflict(error)) this.options.log.warn({ err: toError(error) }, "could not move the sharding epoch");
-      return false;
-    }
-    this.options.log.info(
-      { shares, from: parseCount(lease?.metadata?.labels?.[SHARD_LABELS.count]) ?? null, by: this.options.identity },
-      EPOCH_LOG.moved,
-    );
-    return true;
   }
 
   /** Renews a share held. The renewal counts from when it is sent (the round's earlier writes may have been slow). */
@@ -189,13 +110,5 @@ export class ShardLeaseWrites {
     } catch (error) {
       this.options.log.debug({ err: toError(error), lease: name }, "could not delete an expired member");
     }
-  }
-
-  private labels(role: LeaseRole): Record<string, string> {
-    return shardLabels(this.options.name, role, this.options.shares);
-  }
-
-  private leaseObject(leaseName: string, role: LeaseRole, spec: Lease["spec"]): Lease {
-    return shardLease(this.options.namespace, this.options.name, this.options.shares, leaseName, role, spec);
   }
 }
