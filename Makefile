@@ -84,6 +84,14 @@ istioctl: ## Build the pinned istioctl from its Go module into the cache (`make 
 	e2e/toolchain/build-control-plane.sh istioctl
 	@echo "$(ISTIOCTL)"
 
+GATEWAY_API_VERSION := $(shell sed -n 's/^GATEWAY_API_VERSION=//p' e2e/toolchain/versions.env)
+GATEWAY_API_CRDS := $(CACHE)/gateway-api-v$(GATEWAY_API_VERSION)/crds.yaml
+
+.PHONY: gateway-api-crds
+gateway-api-crds: ## Fetch the pinned Gateway API CRDs (standard channel) from their Go module into the cache (for clusters started with --gateway-api; `make test-integration` and `make test-e2e` test them)
+	e2e/toolchain/build-control-plane.sh gateway-api
+	@echo "$(GATEWAY_API_CRDS)"
+
 ##@ Tests
 
 # The commands a test runs (make demo, make bench, ...) run as a user runs them, not as part of this make's
@@ -103,11 +111,11 @@ test-unit: build ## Unit tests (no cluster)
 	npm run --silent test:unit
 
 .PHONY: test-integration
-test-integration: build helm ## Integration tests against a local kube-apiserver (profile api)
+test-integration: build helm gateway-api-crds ## Integration tests against a local kube-apiserver (profile api)
 	npm run --silent test:integration
 
 .PHONY: test-e2e
-test-e2e: build helm istioctl ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze
+test-e2e: build helm istioctl gateway-api-crds ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze
 	$(ALONE) npm run --silent test:e2e
 
 .PHONY: test-docs

@@ -14,7 +14,7 @@ import { writeKubeconfig } from "./kubeconfig.js";
 import { ManagedProcess } from "./managed-process.js";
 import { createPki, type Pki } from "./pki.js";
 import { freePorts } from "./ports.js";
-import { resolveToolchain, type Toolchain } from "./toolchain.js";
+import { requireGatewayApiCrds, resolveToolchain, type Toolchain } from "./toolchain.js";
 import { waitFor } from "./wait.js";
 
 /**
@@ -45,6 +45,11 @@ export interface StartOptions {
    * one JSON line to {@link ControlPlane.auditLogPath}, with the writer's User-Agent. The observer is not audited.
    */
   audit?: boolean;
+  /**
+   * Also install the Gateway API CRDs (HTTPRoute, Gateway, GatewayClass, ReferenceGrant; `make gateway-api-crds`)
+   * after ours and Istio's. Off by default: their schemas are large, and most tests do not route through them.
+   */
+  gatewayApi?: boolean;
 }
 
 /** Options of {@link ControlPlane.stop}. */
@@ -95,6 +100,8 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
   const started = Date.now();
   const toolchain = resolveToolchain();
   if (opts.crdsDir !== undefined) toolchain.crdsDir = opts.crdsDir;
+  // Checked before anything starts, so that a missing file is one line naming its make target.
+  const gatewayApiCrds = opts.gatewayApi ? requireGatewayApiCrds(toolchain) : undefined;
   const workDir = opts.workDir ?? (await mkdtemp(join(tmpdir(), `canaryapp-${opts.profile}-`)));
   await mkdir(workDir, { recursive: true });
   // A reused folder must not hand old etcd data to a new cluster.
@@ -102,7 +109,7 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
   const cp = new LocalControlPlane(opts.profile, workDir, toolchain, opts.log ?? pino({ level: "silent" }));
   track(cp, opts.handleSignals ?? true);
   try {
-    await cp.boot(opts.timeoutMs ?? 60_000, opts.observer ?? false, opts.audit ?? false);
+    await cp.boot(opts.timeoutMs ?? 60_000, opts.observer ?? false, opts.audit ?? false, gatewayApiCrds);
   } catch (err) {
     await cp.stop({ keepWorkDir: true });
     throw err;
@@ -141,7 +148,7 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     this.kubeconfigPath = join(workDir, "kubeconfig");
   }
 
-  async boot(timeoutMs: number, observer = false, audit = false): Promise<void> {
+  async boot(timeoutMs: number, observer = false, audit = false, gatewayApiCrds?: string): Promise<void> {
     this.timeoutMs = timeoutMs;
     const [etcdClientPort, etcdPeerPort, apiPort, observerPort] = (await freePorts(4)) as [
       number,
@@ -177,8 +184,9 @@ class LocalControlPlane implements ControlPlane, Stoppable {
     const apiserver = this.spawn("kube-apiserver", this.tc.kubeApiserver, args);
     const client = new AdminClient(this.server, pki);
     this.apiserverStart = { args, client };
-    // Parsing Istio's large CRD file (half a second) overlaps with the API server's startup.
-    const crdsLoaded = loadCrds(this.tc.crdsDir, this.tc.istioCrds);
+    // Parsing Istio's large CRD file (half a second), and the Gateway API's when asked, overlaps with the API
+    // server's startup.
+    const crdsLoaded = loadCrds(this.tc.crdsDir, this.tc.istioCrds, gatewayApiCrds);
     crdsLoaded.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled"
     await waitFor(
       "kube-apiserver: /readyz",

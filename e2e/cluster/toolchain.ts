@@ -18,6 +18,11 @@ export interface Toolchain {
   etcd: string;
   kwok: string;
   istioCrds: string;
+  /**
+   * The Gateway API CRDs (`make gateway-api-crds`). Not checked here: only a cluster started with the Gateway API
+   * needs the file ({@link requireGatewayApiCrds}), and `make demo` does not fetch it.
+   */
+  gatewayApiCrds: string;
   /** Folder of our own CRDs (`crds/`), every file of which is installed. */
   crdsDir: string;
 }
@@ -68,6 +73,7 @@ export function resolveToolchain(repoRoot: string = findRepoRoot()): Toolchain {
     etcd: join(cache, `etcd-v${need("ETCD_VERSION")}`, "etcd"),
     kwok: join(cache, `kwok-v${need("KWOK_VERSION")}`, "kwok"),
     istioCrds: join(cache, `istio-api-v${need("ISTIO_API_VERSION")}`, "crds.yaml"),
+    gatewayApiCrds: join(cache, `gateway-api-v${need("GATEWAY_API_VERSION")}`, "crds.yaml"),
     crdsDir: join(repoRoot, "crds"),
   };
   for (const bin of [tc.kubeApiserver, tc.kubeControllerManager, tc.kubeScheduler, tc.etcd, tc.kwok]) {
@@ -81,4 +87,14 @@ export function resolveToolchain(repoRoot: string = findRepoRoot()): Toolchain {
     throw new PrerequisiteError(`${tc.istioCrds} is missing: run \`make toolchain\` to fetch the Istio CRDs`);
   }
   return tc;
+}
+
+/** The Gateway API CRD file, for a cluster that installs them; a PrerequisiteError naming its make target if absent. */
+export function requireGatewayApiCrds(tc: Toolchain): string {
+  if (!existsSync(tc.gatewayApiCrds)) {
+    throw new PrerequisiteError(
+      `${tc.gatewayApiCrds} is missing: run \`make gateway-api-crds\` to fetch the Gateway API CRDs`,
+    );
+  }
+  return tc.gatewayApiCrds;
 }

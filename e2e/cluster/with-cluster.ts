@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
  * Runs a command against a fresh local control plane:
- *   node dist/e2e/cluster/with-cluster.js --profile api|cluster [--keep] [--audit] -- <command...>
+ *   node dist/e2e/cluster/with-cluster.js --profile api|cluster [--keep] [--audit] [--gateway-api] -- <command...>
  * The command gets KUBECONFIG and CANARYAPP_TEST_PROFILE; the control plane is stopped afterwards and the
  * command's exit code is ours. --keep leaves the work folder (component logs, kubeconfig) in place. --audit has
  * kube-apiserver audit the writes to the controller's objects (e2e/cluster/audit.ts) and gives the command the
- * log's path as CANARYAPP_AUDIT_LOG.
+ * log's path as CANARYAPP_AUDIT_LOG. --gateway-api also installs the Gateway API CRDs (`make gateway-api-crds`).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { constants } from "node:os";
@@ -14,7 +14,7 @@ import { stopAll, stopAllNow } from "./cleanup.js";
 import { cliLogger, parseProfile, reportFailure, UsageError } from "./cli-common.js";
 import { startControlPlane } from "./control-plane.js";
 
-const USAGE = "usage: with-cluster --profile api|cluster [--keep] [--audit] -- <command...>";
+const USAGE = "usage: with-cluster --profile api|cluster [--keep] [--audit] [--gateway-api] -- <command...>";
 
 let child: ChildProcess | undefined;
 let stopping = false;
@@ -44,6 +44,7 @@ async function main(): Promise<number> {
       profile: { type: "string" },
       keep: { type: "boolean", default: false },
       audit: { type: "boolean", default: false },
+      "gateway-api": { type: "boolean", default: false },
     },
     allowPositionals: true,
   });
@@ -54,7 +55,13 @@ async function main(): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   const log = cliLogger();
-  const cp = await startControlPlane({ profile, log, handleSignals: false, audit: values.audit });
+  const cp = await startControlPlane({
+    profile,
+    log,
+    handleSignals: false,
+    audit: values.audit,
+    gatewayApi: values["gateway-api"],
+  });
   if (stopping) return 1;
   let exitCode: number;
   try {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from Go modules into a
 # per-version cache folder, and fetches Istio's CRDs from the istio.io/api module (`all`: what `make demo` runs).
-# `helm` (the chart's tests), `flagger` (the peer `make bench-peers` compares with) and `istioctl` (which
-# `make test-e2e` checks the controller's Istio objects with) are built only when asked: not part of `all`.
+# `helm` (the chart's tests), `flagger` (the peer `make bench-peers` compares with), `istioctl` (which
+# `make test-e2e` checks the controller's Istio objects with) and `gateway-api` (the Gateway API CRDs, which only
+# clusters started with --gateway-api install) are built or fetched only when asked: not part of `all`.
 # Idempotent: a version already built is not built again (a no-op run takes milliseconds).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -130,15 +131,35 @@ fetch_istio_crds() {
   chmod u+w "$out/crds.yaml.tmp"; mv "$out/crds.yaml.tmp" "$out/crds.yaml"
 }
 
+# The Gateway API's standard channel, only the CRDs the gateway-api traffic router and its tests use (HTTPRoute,
+# Gateway, GatewayClass, ReferenceGrant): the other routes' CRDs would only slow every cluster that installs them.
+# Its go.mod declares go 1.26, and go refuses to download a module newer than itself (GOTOOLCHAIN=local): with an
+# older Go, go reports the version it requires, as for istioctl.
+fetch_gateway_api_crds() {
+  local out=$cache/gateway-api-v$GATEWAY_API_VERSION
+  [ -s "$out/crds.yaml" ] && return
+  log "fetching Gateway API CRDs from sigs.k8s.io/gateway-api v$GATEWAY_API_VERSION (standard channel)"
+  local dir; dir=$(go mod download -json "sigs.k8s.io/gateway-api@v$GATEWAY_API_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  mkdir -p "$out"
+  # One file per CRD upstream, none starting with a document separator: each gets one here.
+  local name
+  for name in httproutes gateways gatewayclasses referencegrants; do
+    echo "---"
+    cat "$dir/config/crd/standard/gateway.networking.k8s.io_$name.yaml"
+  done >"$out/crds.yaml.tmp"
+  chmod u+w "$out/crds.yaml.tmp"; mv "$out/crds.yaml.tmp" "$out/crds.yaml"
+}
+
 what=${1:-all}
 case "$what" in
   kubernetes) build_kubernetes ;;
   etcd) build_etcd ;;
   kwok) build_kwok ;;
   istio) fetch_istio_crds ;;
+  gateway-api) fetch_gateway_api_crds ;;
   helm) build_helm ;;
   flagger) build_flagger ;;
   istioctl) build_istioctl ;;
   all) fetch_istio_crds; build_etcd; build_kwok; build_kubernetes ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|helm|flagger|istioctl]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|gateway-api|helm|flagger|istioctl]" >&2; exit 2 ;;
 esac
