@@ -1,5 +1,6 @@
 import type {
   AnalysisSpec,
+  MatchRule,
   BatchPause,
   Mesh,
   CanaryAppSpec,
@@ -13,6 +14,7 @@ import type {
   WorkloadSpec,
 } from "./types.js";
 import { batchWeightSequence } from "./batch-sizes.js";
+import { normalRule } from "./match-rule.js";
 
 /** The spec with every default filled: what the controller reasons about. Mirrors the CRD's schema defaults. */
 export interface ResolvedSpec {
@@ -53,8 +55,13 @@ export type ResolvedWorkload =
 
 export interface ResolvedAnalysis {
   intervalSeconds: number;
-  /** The weights the secondary goes through, in order; the last one is the highest before promotion. */
+  /**
+   * The weights the secondary goes through, in order; the last one is the highest before promotion. The steps
+   * of the mirror and A/B phases come first, at weight 0 (`phases`).
+   */
   weights: number[];
+  /** The steps of the mirror and A/B phases, the first steps of `weights`, in order (ADR 0027). */
+  phases: PhaseStep[];
   threshold: number;
   progressDeadlineSeconds: number;
   failWhenPrometheusFails: boolean;
@@ -108,6 +115,24 @@ export function parseDurationSeconds(text: string): number {
   return total;
 }
 
+/** What a step of the mirror or A/B phase sends the secondary besides its weight (0). */
+export type PhaseStep = { kind: "mirror"; percent: number } | { kind: "match"; rules: MatchRule[] };
+
+/** The mirror phase's steps, then the A/B phase's: one per iteration (the rules in their canonical form). */
+export function phaseSteps(analysis: AnalysisSpec | undefined): PhaseStep[] {
+  const steps: PhaseStep[] = [];
+  const mirror = analysis?.mirror;
+  if (mirror !== undefined) {
+    for (let i = 0; i < (mirror.iterations ?? 1); i++) steps.push({ kind: "mirror", percent: mirror.percent });
+  }
+  const match = analysis?.match;
+  if (match !== undefined) {
+    const rules = match.rules.map(normalRule);
+    for (let i = 0; i < (match.iterations ?? 1); i++) steps.push({ kind: "match", rules });
+  }
+  return steps;
+}
+
 /** The weight sequence: the explicit list when given, else stepWeight, 2×stepWeight, … up to maxWeight. */
 export function weightSequence(analysis: AnalysisSpec | undefined): number[] {
   if (analysis?.stepWeights && analysis.stepWeights.length > 0) return [...analysis.stepWeights];
@@ -142,7 +167,11 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
     },
     analysis: {
       intervalSeconds: parseDurationSeconds(analysis?.interval ?? DEFAULTS.interval),
-      weights: strategy.type === "batches" ? batchWeightSequence(replicas, strategy.count) : weightSequence(analysis),
+      weights:
+        strategy.type === "batches"
+          ? batchWeightSequence(replicas, strategy.count)
+          : [...phaseSteps(analysis).map(() => 0), ...(analysis?.weighted === false ? [] : weightSequence(analysis))],
+      phases: strategy.type === "batches" ? [] : phaseSteps(analysis),
       threshold: analysis?.threshold ?? DEFAULTS.threshold,
       progressDeadlineSeconds: analysis?.progressDeadlineSeconds ?? DEFAULTS.progressDeadlineSeconds,
       failWhenPrometheusFails: analysis?.failWhenPrometheusFails ?? DEFAULTS.failWhenPrometheusFails,

@@ -271,6 +271,48 @@ export interface AnalysisSpec {
    * after the test ended (informational).
    */
   webhooks?: WebhookSpec[];
+  /**
+   * A first phase in which a share of live traffic is copied to the secondary, whose answers are discarded:
+   * the new version is judged on its own metrics before any user gets an answer from it (ADR 0027).
+   */
+  mirror?: MirrorSpec;
+  /**
+   * A phase (after the mirror's) in which only the requests matching `rules` go to the secondary (A/B
+   * testing: chosen users, by header or cookie), judged like a step, before the weighted steps (ADR 0027).
+   */
+  match?: MatchSpec;
+  /**
+   * `false`: no weighted steps; the test promotes after its mirror and A/B phases (one of which it then needs).
+   * Default true.
+   */
+  weighted?: boolean;
+}
+
+export interface MirrorSpec {
+  /** The share of live traffic copied to the secondary, 1..100. */
+  percent: number;
+  /** How many analyses (intervals) the phase lasts. Default 1. */
+  iterations?: number;
+}
+
+export interface MatchSpec {
+  /** A request that matches any rule goes to the secondary; one matches when all its conditions do. */
+  rules: MatchRule[];
+  /** How many analyses (intervals) the phase lasts. Default 1. */
+  iterations?: number;
+}
+
+export interface MatchRule {
+  /** Request headers by name (lower case), each matched exactly or by a regular expression (RE2). */
+  headers?: Record<string, StringMatch>;
+  /** A cookie of the request, by name, with exactly this value. */
+  cookie?: { name: string; value: string };
+}
+
+/** One of `exact` or `regex`. */
+export interface StringMatch {
+  exact?: string;
+  regex?: string;
 }
 
 /** When a webhook is called (see AnalysisSpec.webhooks). */
@@ -410,8 +452,12 @@ export interface CanaryAppStatus {
   primaryImage?: string;
   /** What the primary runs: the user's reference, the digest it was pinned to, and its pod template. */
   primary?: PrimaryRecord;
-  /** The weights the controller routes by (intent; the VirtualService is repaired to match). */
-  weights?: { primary: number; secondary: number };
+  /**
+   * The weights the controller routes by (intent; the route is repaired to match); in the mirror phase the
+   * share copied to the secondary (`mirror`), in the A/B phase `match: true` (requests matching
+   * spec.analysis.match go to the secondary).
+   */
+  weights?: { primary: number; secondary: number; mirror?: number; match?: boolean };
   /** The test in progress, if any. */
   canary?: CanaryState;
   /** A StatefulSet workload's revisions and their pods (absent with Deployments). */

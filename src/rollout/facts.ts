@@ -86,8 +86,15 @@ export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
 
 /** The last plan took the secondary as ready: while stepping its weight is above 0 exactly when it was. */
 export function wasSecondaryReady(ctx: PlanContext): boolean {
-  // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
-  return (ctx.previous.weights?.secondary ?? 0) > 0 || ctx.previous.canary?.trafficWithheld === true;
+  // Traffic withheld while Prometheus does not answer was withheld from a ready secondary; a secondary that got
+  // mirrored or matching requests (the mirror and A/B phases, at weight 0) was ready too.
+  const previous = ctx.previous.weights;
+  return (
+    (previous?.secondary ?? 0) > 0 ||
+    previous?.mirror !== undefined ||
+    previous?.match === true ||
+    ctx.previous.canary?.trafficWithheld === true
+  );
 }
 
 /**

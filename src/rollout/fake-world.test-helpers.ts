@@ -133,7 +133,7 @@ export class FakeWorld {
   private act(p: Plan): void {
     // The annotations are removed after the status write, before the children are applied.
     this.removeAnnotations(p);
-    const changed = this.route?.primary !== p.weights.primary || this.route.secondary !== p.weights.secondary;
+    const changed = JSON.stringify(this.route) !== JSON.stringify(p.weights);
     const refusal = changed && !this.quirks.staleRoute ? this.quirks.refuseRoute?.(p.weights, this) : undefined;
     // As the reconciler does after the apply: ChildrenApplied records the refusal, or that it is over.
     const status = childrenApplied(this.app.status ?? {}, refusal, at(this.time));
@@ -154,7 +154,8 @@ export class FakeWorld {
 
   private setRoute(weights: Weights): void {
     const last = this.routeLog.at(-1)?.weights;
-    if (last?.primary !== weights.primary || last.secondary !== weights.secondary) {
+    // The mirror and A/B phases change the route as much as a weight does.
+    if (JSON.stringify(last) !== JSON.stringify(weights)) {
       this.routeLog.push({ time: this.time, weights: { ...weights } });
     }
     this.route = { ...weights };

@@ -10,7 +10,7 @@ import type {
   MetricResult,
 } from "../api/types.js";
 import { plan } from "./planner.js";
-import type { WorkloadObservation, Observation, Plan, PlanInput, Weights } from "./types.js";
+import type { WorkloadObservation, Observation, Plan, PlanInput } from "./types.js";
 
 export const V1 = "example/app:v1";
 export const V2 = "example/app:v2";
@@ -57,7 +57,7 @@ export function deployment(image: string, available = true, replicas = 1): Workl
   return { image, replicas, available, readyReplicas: available ? replicas : 0 };
 }
 
-export function routed(secondary: number): Weights {
+export function routed(secondary: number): { primary: number; secondary: number } {
   return { primary: 100 - secondary, secondary };
 }
 

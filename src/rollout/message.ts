@@ -13,6 +13,8 @@ export interface MessageFacts {
   requireTraffic: boolean;
   /** The secondary's planned weight. */
   secondaryWeight: number;
+  /** What the secondary gets now, in words (steps.ts describeShare): a weight, a mirror, the A/B phase. */
+  secondaryShare: string;
   secondaryReady: boolean;
   /** The failed record of spec.image, when phase is Failed. */
   failed: FailedImage | undefined;
@@ -65,9 +67,7 @@ function testingMessage(facts: MessageFacts, canary: CanaryState): string {
   if (facts.secondaryReady && canary.stepRoutedAt === undefined && facts.routeNotCarried !== undefined) {
     return `Testing ${image}: ${stepText(canary, facts.weights)} waits for the route's implementation to carry it (${facts.routeNotCarried}); the test rolls back (RouteRefused) if the step is not routed within ${facts.progressDeadlineSeconds}s of its start.`;
   }
-  const traffic = facts.secondaryReady
-    ? `${facts.secondaryWeight}% of traffic on the secondary`
-    : "the secondary is not ready, so it gets no traffic";
+  const traffic = facts.secondaryReady ? facts.secondaryShare : "the secondary is not ready, so it gets no traffic";
   return `Testing ${image}: ${stepText(canary, facts.weights)}, ${traffic}${lastAnalysisText(facts, canary)}.`;
 }
 

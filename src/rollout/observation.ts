@@ -24,9 +24,11 @@ export function primaryRunning(observed: Pick<Observation, "primary">, image: st
 }
 
 /**
- * The route is observed sending nothing to the secondary, so the secondary can go. A missing route proves
- * nothing (the reconciler recreates it), so only an explicit 0 counts.
+ * The route is observed sending nothing to the secondary, so the secondary can go: no weight, no matched
+ * requests, no mirrored copies. A missing route proves nothing (the reconciler recreates it), so only an
+ * explicit 0 counts.
  */
 export function trafficDrained(observed: Pick<Observation, "routedWeights">): boolean {
-  return observed.routedWeights !== null && observed.routedWeights.secondary === 0;
+  const routed = observed.routedWeights;
+  return routed !== null && routed.secondary === 0 && routed.mirror === undefined && routed.match === undefined;
 }

@@ -33,7 +33,7 @@ import { applyRefusal, invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
 import { canonicalRevisions, revisionOf } from "../identity/revision.js";
-import { secondaryWeight, splitWeights } from "./steps.js";
+import { describeShare, phaseRoute, secondaryWeight, splitWeights } from "./steps.js";
 import {
   approveCommand,
   answerStrayApproval,
@@ -246,9 +246,12 @@ function assemble(ctx: PlanContext): Plan {
   const canary = status.canary;
   const ready = canary !== undefined && secondaryReadyNow(ctx, canary);
   const batches = batchesOf(ctx);
-  const weights = splitWeights(
-    batches !== undefined ? batchWeight(ctx, canary, ready) : secondaryWeight(canary, spec.analysis.weights, ready),
-  );
+  const weights = {
+    ...splitWeights(
+      batches !== undefined ? batchWeight(ctx, canary, ready) : secondaryWeight(canary, spec.analysis.weights, ready),
+    ),
+    ...phaseRoute(canary, spec.analysis.phases, ready),
+  };
   // A batch is timed only once it is rolled out (its pods available, the old ones scaled down).
   if (canary !== undefined) {
     recordRouted(ctx, canary, weights, batches === undefined || batchCompleteNow(ctx, canary, batches.count));
@@ -275,7 +278,12 @@ function assemble(ctx: PlanContext): Plan {
         })
       : "secondary";
 
-  status.weights = weights;
+  status.weights = {
+    primary: weights.primary,
+    secondary: weights.secondary,
+    ...(weights.mirror !== undefined ? { mirror: weights.mirror } : {}),
+    ...(weights.match !== undefined ? { match: true } : {}),
+  };
   // What a StatefulSet shows of its two revisions, as observed (ADR 0015).
   if (observed.workload !== undefined) status.workload = structuredClone(observed.workload);
   else delete status.workload;
@@ -296,6 +304,7 @@ function assemble(ctx: PlanContext): Plan {
     failWhenPrometheusFails: spec.analysis.failWhenPrometheusFails,
     requireTraffic: spec.analysis.requireTraffic,
     secondaryWeight: weights.secondary,
+    secondaryShare: describeShare(weights),
     secondaryReady: ready,
     failed: specFailure,
     problems: ctx.problems,

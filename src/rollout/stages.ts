@@ -40,6 +40,13 @@ export function advanceStage(ctx: PlanContext, canary: CanaryState): void {
 }
 
 function shiftedMessage(ctx: PlanContext, canary: CanaryState): string {
+  const phase = canary.step >= 0 ? ctx.spec.analysis.phases[canary.step] : undefined;
+  if (phase?.kind === "mirror") {
+    return `mirrored ${phase.percent}% of traffic to the secondary, its answers discarded (image ${canary.image})`;
+  }
+  if (phase?.kind === "match") {
+    return `sent the requests matching spec.analysis.match to the secondary (A/B; image ${canary.image})`;
+  }
   const weight = stepWeight(ctx.spec.analysis.weights, canary.step);
   return `shifted ${weight}% of traffic to the secondary (image ${canary.image})`;
 }

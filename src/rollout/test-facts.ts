@@ -5,6 +5,7 @@
  */
 import type { CanaryStage, CanaryState, MetricResult, WebhookType } from "../api/types.js";
 import type { Verdict } from "../analysis/verdicts.js";
+import { jsonEqual } from "../api/json.js";
 import { later } from "../time/timestamps.js";
 import type { Weights } from "./types.js";
 
@@ -140,9 +141,16 @@ export function stepClockStart(canary: Pick<CanaryState, "stepStartedAt" | "step
 }
 
 /**
- * Is the route observed carrying the step's weight? Both halves must match the plan's split; a missing
- * route carries nothing.
+ * Is the route observed carrying the step's weight? Both halves must match the plan's split, and so must the
+ * mirror and A/B phase's share and rules (absent on both when the step has none); a missing route carries
+ * nothing.
  */
 export function routeCarries(routed: Weights | null, planned: Weights): boolean {
-  return routed !== null && routed.secondary === planned.secondary && routed.primary === planned.primary;
+  return (
+    routed !== null &&
+    routed.secondary === planned.secondary &&
+    routed.primary === planned.primary &&
+    routed.mirror === planned.mirror &&
+    jsonEqual(routed.match ?? null, planned.match ?? null)
+  );
 }

@@ -2,6 +2,7 @@ import type { ResolvedSpec } from "../api/defaults.js";
 import type {
   CanaryApp,
   CanaryAppStatus,
+  MatchRule,
   MetricResult,
   PodTemplateParts,
   WebhookType,
@@ -39,6 +40,10 @@ export interface WorkloadObservation {
 export interface Weights {
   primary: number;
   secondary: number;
+  /** A step of the mirror phase: the share of live traffic copied to the secondary (ADR 0027). */
+  mirror?: number;
+  /** A step of the A/B phase: the requests matching these rules go to the secondary (ADR 0027). */
+  match?: MatchRule[];
 }
 
 /** One pod of the secondary, as its status shows it. */

@@ -8,10 +8,11 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { ChildMeta } from "../api/meta.js";
 import { appRef, childMeta, childNames, trackServiceName } from "../api/meta.js";
-import type { CanaryApp, Track } from "../api/types.js";
+import type { CanaryApp, StringMatch, Track } from "../api/types.js";
 import type { Weights } from "../rollout/types.js";
 import { ownNamespaceHost } from "./host-policy.js";
 import { HANDOVER_ANNOTATION, HANDOVER_ROUTE } from "./handover.js";
+import { AB_ROUTE, headerConditions, ruleOfHeaders } from "./match.js";
 import type { LeftoverRoute, RouteAcceptance, TrafficRouter } from "./router.js";
 
 export const GATEWAY_API = { group: "gateway.networking.k8s.io", version: "v1" } as const;
@@ -37,6 +38,26 @@ export interface BackendRef {
   weight: number;
 }
 
+/** One header condition of an HTTPRoute match. */
+export interface HeaderMatch {
+  type: "Exact" | "RegularExpression";
+  name: string;
+  value: string;
+}
+
+/** The RequestMirror filter of the mirror phase: a copy of `percent` % of the rule's requests, answers dropped. */
+export interface MirrorFilter {
+  type: "RequestMirror";
+  requestMirror: { backendRef: { group: ""; kind: "Service"; name: string; port: number }; percent: number };
+}
+
+export interface HTTPRouteRule {
+  name: string;
+  matches?: { path: { type: "PathPrefix"; value: "/" }; headers: HeaderMatch[] }[];
+  filters?: MirrorFilter[];
+  backendRefs: BackendRef[];
+}
+
 export interface HTTPRouteObject {
   apiVersion: typeof GATEWAY_API_VERSION;
   kind: "HTTPRoute";
@@ -44,7 +65,7 @@ export interface HTTPRouteObject {
   spec: {
     parentRefs: ParentRef[];
     hostnames?: string[];
-    rules: { name: string; backendRefs: BackendRef[] }[];
+    rules: HTTPRouteRule[];
   };
 }
 
@@ -102,6 +123,42 @@ export function buildHTTPRoute(app: CanaryApp, spec: ResolvedSpec, weights: Weig
     port: spec.service.port,
     weight,
   });
+  // The A/B phase: a rule for the matching requests, to the secondary alone. A rule with header matches takes
+  // precedence over one without (the Gateway API's match precedence), whatever their order.
+  const abRule: HTTPRouteRule[] =
+    weights.match === undefined
+      ? []
+      : [
+          {
+            name: AB_ROUTE,
+            matches: weights.match.map((rule) => ({
+              path: { type: "PathPrefix" as const, value: "/" as const },
+              headers: headerConditions(rule).map(([header, m]): HeaderMatch =>
+                m.exact !== undefined
+                  ? { type: "Exact", name: header, value: m.exact }
+                  : { type: "RegularExpression", name: header, value: m.regex ?? "" },
+              ),
+            })),
+            backendRefs: [backend("secondary", 1)],
+          },
+        ];
+  const mirror: MirrorFilter[] =
+    weights.mirror === undefined
+      ? []
+      : [
+          {
+            type: "RequestMirror",
+            requestMirror: {
+              backendRef: {
+                group: "",
+                kind: "Service",
+                name: trackServiceName(name, "secondary"),
+                port: spec.service.port,
+              },
+              percent: weights.mirror,
+            },
+          },
+        ];
   return {
     apiVersion: GATEWAY_API_VERSION,
     kind: "HTTPRoute",
@@ -110,8 +167,10 @@ export function buildHTTPRoute(app: CanaryApp, spec: ResolvedSpec, weights: Weig
       parentRefs: parents,
       ...(hostnames.length > 0 ? { hostnames } : {}),
       rules: [
+        ...abRule,
         {
           name: CANARY_RULE,
+          ...(mirror.length > 0 ? { filters: mirror } : {}),
           backendRefs: [backend("primary", weights.primary), backend("secondary", weights.secondary)],
         },
       ],
@@ -136,11 +195,25 @@ interface ObservedParentRef {
   sectionName?: string;
 }
 
+interface ObservedBackend {
+  group?: string;
+  kind?: string;
+  name?: string;
+  weight?: number;
+}
+
+interface ObservedRule {
+  name?: string;
+  backendRefs?: ObservedBackend[];
+  matches?: { headers?: { type?: string; name?: string; value?: string }[] }[];
+  filters?: { type?: string; requestMirror?: { backendRef?: ObservedBackend; percent?: number; fraction?: unknown } }[];
+}
+
 interface ObservedRoute {
   metadata?: { name?: string; namespace?: string; generation?: number };
   spec?: {
     parentRefs?: ObservedParentRef[];
-    rules?: { name?: string; backendRefs?: { group?: string; kind?: string; name?: string; weight?: number }[] }[];
+    rules?: ObservedRule[];
   };
   status?: { parents?: { parentRef?: ObservedParentRef; controllerName?: string; conditions?: ObservedCondition[] }[] };
 }
@@ -227,7 +300,41 @@ export function readHTTPRouteWeights(route: unknown): Weights | null {
   const weightOf = (track: Track) => backends.find((b) => backendTrack(b) === track)?.weight ?? 1;
   const weights = { primary: weightOf("primary"), secondary: weightOf("secondary") };
   if (weights.primary + weights.secondary !== 100) return null;
-  return httpRouteAcceptance(route).carried ? weights : null;
+  const phase = readPhase(r?.spec?.rules ?? []);
+  if (phase === null) return null;
+  return httpRouteAcceptance(route).carried ? { ...weights, ...phase } : null;
+}
+
+/**
+ * The mirror and A/B phase's part of the route, read back: the canary rule's RequestMirror filter to the
+ * secondary (100 % when it gives no percent; a `fraction` is not ours) and the A/B rule's header matches. A
+ * phase rule edited into a shape we do not own reads as null, so the reconciler re-applies.
+ */
+function readPhase(rules: ObservedRule[]): Pick<Weights, "mirror" | "match"> | null {
+  const out: Pick<Weights, "mirror" | "match"> = {};
+  const canary = rules.find((rule) => rule.name === CANARY_RULE);
+  const mirrors = (canary?.filters ?? []).filter((f) => f.type === "RequestMirror");
+  if (mirrors.length > 1) return null;
+  const mirror = mirrors[0]?.requestMirror;
+  if (mirror !== undefined) {
+    if (mirror.backendRef === undefined || backendTrack(mirror.backendRef) !== "secondary") return null;
+    if (mirror.fraction !== undefined) return null;
+    out.mirror = mirror.percent ?? 100;
+  }
+  const ab = rules.find((rule) => rule.name === AB_ROUTE);
+  if (ab !== undefined) {
+    const only = ab.backendRefs?.length === 1 ? ab.backendRefs[0] : undefined;
+    if (only === undefined || backendTrack(only) !== "secondary" || (ab.matches ?? []).length === 0) return null;
+    const conditions = (ab.matches ?? []).map((m) =>
+      (m.headers ?? []).map((h): [string, StringMatch] => [
+        h.name ?? "",
+        h.type === "RegularExpression" ? { regex: h.value ?? "" } : { exact: h.value ?? "" },
+      ]),
+    );
+    if (conditions.some((c) => c.length === 0)) return null;
+    out.match = conditions.map(ruleOfHeaders);
+  }
+  return out;
 }
 
 /**

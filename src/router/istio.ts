@@ -5,10 +5,11 @@
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { ChildMeta } from "../api/meta.js";
 import { appRef, childMeta, childNames, serviceFqdn, trackServiceName } from "../api/meta.js";
-import type { CanaryApp, Track } from "../api/types.js";
+import type { CanaryApp, StringMatch, Track } from "../api/types.js";
 import { LABELS } from "../api/types.js";
 import type { Weights } from "../rollout/types.js";
 import { HANDOVER_ANNOTATION, HANDOVER_ROUTE } from "./handover.js";
+import { AB_ROUTE, headerConditions, ruleOfHeaders } from "./match.js";
 import type { LeftoverRoute, TrackSelectors, TrafficRouter } from "./router.js";
 
 export { HANDOVER_ANNOTATION, HANDOVER_ROUTE };
@@ -31,11 +32,22 @@ export interface DestinationRuleObject {
   spec: { host: string; subsets: { name: Track; labels: Record<string, string> }[] };
 }
 
+/** One header condition of an Istio HTTP match (StringMatch: exact or regex, RE2). */
+type IstioStringMatch = { exact: string } | { regex: string };
+
+export interface IstioHttpRoute {
+  name: string;
+  match?: { headers: Record<string, IstioStringMatch> }[];
+  route: RouteDestination[];
+  mirror?: { host: string; port: { number: number } };
+  mirrorPercentage?: { value: number };
+}
+
 export interface VirtualServiceObject {
   apiVersion: typeof ISTIO_API_VERSION;
   kind: "VirtualService";
   metadata: ChildMeta;
-  spec: { hosts: string[]; gateways: string[]; http: { name: string; route: RouteDestination[] }[] };
+  spec: { hosts: string[]; gateways: string[]; http: IstioHttpRoute[] };
 }
 
 /**
@@ -70,10 +82,35 @@ export function buildDestinationRule(app: CanaryApp, selectors?: TrackSelectors)
 export function buildVirtualService(app: CanaryApp, spec: ResolvedSpec, weights: Weights): VirtualServiceObject {
   const { name, namespace } = appRef(app);
   const host = serviceFqdn(name, namespace);
+  const port = { number: spec.service.port };
+  const trackHost = (track: Track) => serviceFqdn(trackServiceName(name, track), namespace);
   const destination = (track: Track, weight: number): RouteDestination => ({
-    destination: { host: serviceFqdn(trackServiceName(name, track), namespace), port: { number: spec.service.port } },
+    destination: { host: trackHost(track), port },
     weight,
   });
+  // The A/B phase: the matching requests go to the secondary; Istio takes the first route that matches.
+  const abRoute: IstioHttpRoute[] =
+    weights.match === undefined
+      ? []
+      : [
+          {
+            name: AB_ROUTE,
+            match: weights.match.map((rule) => ({
+              headers: Object.fromEntries(
+                headerConditions(rule).map(([header, m]) => [
+                  header,
+                  m.exact !== undefined ? { exact: m.exact } : { regex: m.regex ?? "" },
+                ]),
+              ),
+            })),
+            route: [destination("secondary", 100)],
+          },
+        ];
+  // The mirror phase: a copy of `mirror` % of the canary route's requests goes to the secondary, its answer dropped.
+  const mirror =
+    weights.mirror === undefined
+      ? {}
+      : { mirror: { host: trackHost("secondary"), port }, mirrorPercentage: { value: weights.mirror } };
   return {
     apiVersion: ISTIO_API_VERSION,
     kind: "VirtualService",
@@ -82,9 +119,11 @@ export function buildVirtualService(app: CanaryApp, spec: ResolvedSpec, weights:
       hosts: uniqueHosts(namespace, [host, ...spec.service.hosts]),
       gateways: unique(["mesh", ...spec.service.gateways]),
       http: [
+        ...abRoute,
         {
           name: CANARY_ROUTE,
           route: [destination("primary", weights.primary), destination("secondary", weights.secondary)],
+          ...mirror,
         },
       ],
     },
@@ -154,6 +193,9 @@ export function uniqueHosts(namespace: string, hosts: string[]): string[] {
 interface ObservedRoute {
   name?: string;
   route?: { destination?: { host?: string; subset?: string }; weight?: number }[];
+  match?: { headers?: Record<string, { exact?: string; regex?: string; prefix?: string }> }[];
+  mirror?: { host?: string; subset?: string };
+  mirrorPercentage?: { value?: number };
 }
 
 /**
@@ -183,7 +225,38 @@ export function readIstioWeights(virtualService: unknown): Weights | null {
   if (!tracks.includes("primary") || !tracks.includes("secondary")) return null;
   const weightOf = (track: Track) => route.find((d) => destinationTrack(d.destination) === track)?.weight ?? 0;
   const weights = { primary: weightOf("primary"), secondary: weightOf("secondary") };
-  return weights.primary + weights.secondary === 100 ? weights : null;
+  if (weights.primary + weights.secondary !== 100) return null;
+  const canary = spec?.http?.find((r) => r.name === CANARY_ROUTE);
+  const phase = readPhase(spec?.http ?? [], canary);
+  return phase === null ? null : { ...weights, ...phase };
+}
+
+/**
+ * The mirror and A/B phase's part of the route, read back: the canary route's mirror to the secondary (Istio
+ * mirrors 100 % when `mirrorPercentage` is absent) and the A/B route's matches. A phase route edited into a
+ * shape we do not own reads as null, so the reconciler re-applies.
+ */
+function readPhase(http: ObservedRoute[], canary: ObservedRoute | undefined): Pick<Weights, "mirror" | "match"> | null {
+  const out: Pick<Weights, "mirror" | "match"> = {};
+  if (canary?.mirror !== undefined) {
+    if (destinationTrack(canary.mirror) !== "secondary") return null;
+    out.mirror = canary.mirrorPercentage?.value ?? 100;
+  }
+  const ab = http.find((r) => r.name === AB_ROUTE);
+  if (ab !== undefined) {
+    const only = ab.route?.length === 1 ? ab.route[0] : undefined;
+    if (destinationTrack(only?.destination) !== "secondary" || ab.match === undefined || ab.match.length === 0)
+      return null;
+    const rules = ab.match.map((m) =>
+      Object.entries(m.headers ?? {}).map(([name, s]): [string, StringMatch] => [
+        name,
+        s.exact !== undefined ? { exact: s.exact } : { regex: s.regex ?? "" },
+      ]),
+    );
+    if (rules.some((r) => r.length === 0)) return null;
+    out.match = rules.map(ruleOfHeaders);
+  }
+  return out;
 }
 
 /**

@@ -159,6 +159,68 @@ const invalid: { name: string; spec: Spec; metadataName?: string; message: RegEx
     message: /pause: Unsupported value: "sometimes"/,
   },
   {
+    name: "an A/B phase without a mesh",
+    spec: {
+      ...seedSpec,
+      replicas: 4,
+      mesh: "none",
+      strategy: { type: "batches", batches: { count: 2 } },
+      analysis: { requireTraffic: false, match: { rules: [{ headers: { "x-canary": { exact: "on" } } }] } },
+    },
+    message: /analysis\.mirror and analysis\.match route by a mesh/,
+  },
+  {
+    name: "a mirror phase in a batch release",
+    spec: {
+      ...seedSpec,
+      replicas: 4,
+      strategy: { type: "batches", batches: { count: 2 } },
+      analysis: { mirror: { percent: 20 } },
+    },
+    message:
+      /analysis\.mirror and analysis\.match route by a mesh \(spec\.mesh istio or gateway-api\) and step by weight/,
+  },
+  {
+    name: "no weighted steps and no phase",
+    spec: { ...seedSpec, analysis: { weighted: false } },
+    message: /analysis\.weighted: false needs a mirror or match phase/,
+  },
+  {
+    name: "a mirror of more than all the traffic",
+    spec: { ...seedSpec, analysis: { mirror: { percent: 101 } } },
+    message: /mirror\.percent in body should be less than or equal to 100/,
+  },
+  {
+    name: "a header condition with both exact and regex",
+    spec: { ...seedSpec, analysis: { match: { rules: [{ headers: { "x-canary": { exact: "a", regex: "b" } } }] } } },
+    message: /a header condition is exactly one of exact or regex/,
+  },
+  {
+    name: "a match rule without a condition",
+    spec: { ...seedSpec, analysis: { match: { rules: [{}] } } },
+    message: /a match rule needs headers or a cookie/,
+  },
+  {
+    name: "a header name that is not an HTTP token",
+    spec: { ...seedSpec, analysis: { match: { rules: [{ headers: { "x canary": { exact: "a" } } }] } } },
+    message: /a header name is an HTTP token/,
+  },
+  {
+    name: "the cookie header matched twice",
+    spec: {
+      ...seedSpec,
+      analysis: {
+        match: { rules: [{ cookie: { name: "canary", value: "always" }, headers: { Cookie: { regex: "x" } } }] },
+      },
+    },
+    message: /either by cookie or by headers\.cookie, not both/,
+  },
+  {
+    name: "a cookie value with a separator",
+    spec: { ...seedSpec, analysis: { match: { rules: [{ cookie: { name: "canary", value: "a;b" } }] } } },
+    message: /cookie\.value in body should match/,
+  },
+  {
     name: "mesh none with traffic steps",
     spec: { ...seedSpec, mesh: "none" },
     message: /mesh: none needs strategy\.type: batches/,
@@ -345,6 +407,31 @@ describe("CanaryApp API validation", () => {
     });
     assert.equal(created.spec.analysis?.minRequests, 50);
     assert.equal(created.spec.analysis?.inconclusiveLimit, 3);
+  });
+
+  test("the mirror and A/B phases are accepted, with their defaults; gateway-api is a mesh", async () => {
+    const created = await apps.create({
+      metadata: { name: "phases" },
+      spec: {
+        ...seedSpec,
+        mesh: "gateway-api",
+        analysis: {
+          mirror: { percent: 20 },
+          match: {
+            rules: [
+              { headers: { "x-canary": { exact: "insider" }, "user-agent": { regex: ".*Mobile.*" } } },
+              { cookie: { name: "canary", value: "always" } },
+            ],
+            iterations: 2,
+          },
+          weighted: false,
+        },
+      },
+    });
+    assert.equal(created.spec.mesh, "gateway-api");
+    assert.deepEqual(created.spec.analysis?.mirror, { percent: 20, iterations: 1 });
+    assert.equal(created.spec.analysis?.match?.iterations, 2);
+    assert.equal(created.spec.analysis?.weighted, false);
   });
 
   test("a batch release without a mesh is accepted and gets its pause default", async () => {
