@@ -2,7 +2,7 @@
  * Istio's own validation of every shape of object the controller writes: the controller's pure builders
  * (desiredChildren with the Istio router, as the reconciler calls it, then the share label of a sharded replica
  * and the applied-hash annotation, as it writes them) for a Deployment app and a StatefulSet app, at rest, in the
- * middle of a test, promoting, with `spec.service.hosts`/`gateways`, a batch release's weights, and the handover
+ * middle of a test, promoting, with `spec.service.hosts`/`gateways`, the A/B and mirror phases, a batch release's weights, and the handover
  * route of an app switched from `mesh: istio` to `none`; each object in a YAML file of its own, checked by
  * `istioctl validate` (built by `make istioctl`). Services and workloads are checked too: istioctl validates those
  * it knows (Service port names, a Deployment's labels).
@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { dumpYaml } from "@kubernetes/client-node";
 import { withDefaults } from "../src/api/defaults.js";
+import { normalRule } from "../src/api/match-rule.js";
 import type { CanaryApp, CanaryAppSpec } from "../src/api/types.js";
 import { LABELS } from "../src/api/types.js";
 import { shareLabelValue, shareOf } from "../src/controller/shards.js";
@@ -87,6 +88,11 @@ const NO_MESH = app({
   analysis: { requireTraffic: false },
 });
 
+const AB_RULES = [
+  normalRule({ headers: { "x-canary": { exact: "insider" } } }),
+  normalRule({ cookie: { name: "canary", value: "always" }, headers: { "user-agent": { regex: ".*Mobile.*" } } }),
+];
+
 const SHAPES: Shape[] = [
   { name: "deployment-at-rest", app: DEPLOYMENT, plan: plan({ primary: 100, secondary: 0 }, null) },
   { name: "deployment-mid-test", app: DEPLOYMENT, plan: plan({ primary: 90, secondary: 10 }, V2) },
@@ -96,6 +102,9 @@ const SHAPES: Shape[] = [
     app: DEPLOYMENT,
     plan: { ...plan({ primary: 70, secondary: 30 }, V2), secondaryServiceSelects: "primary" },
   },
+  // The A/B phase (an ab-match route before the split, header and cookie matches) and the mirror phase (ADR 0027).
+  { name: "ab-phase", app: WITH_HOSTS, plan: plan({ primary: 100, secondary: 0, match: AB_RULES }, V2) },
+  { name: "mirror-phase", app: WITH_HOSTS, plan: plan({ primary: 100, secondary: 0, mirror: 20 }, V2) },
   { name: "hosts-gateways-at-rest", app: WITH_HOSTS, plan: plan({ primary: 100, secondary: 0 }, null) },
   { name: "hosts-gateways-mid-test", app: WITH_HOSTS, plan: plan({ primary: 80, secondary: 20 }, V2) },
   {
