@@ -37,8 +37,8 @@ export function routerMissing(
   return {
     reason: "RouterUnavailable",
     message:
-      `spec.mesh: ${app.spec.mesh ?? "istio"} routes with a ${router.kind}, which this cluster's API server does ` +
-      `not serve; install its CRDs (the Gateway API's standard channel) and restart the controller, or choose ` +
+      `spec.mesh: ${app.spec.mesh ?? "istio"} routes with ${router.kind}s, which this cluster's API server does ` +
+      `not serve; install their CRDs (the Gateway API's standard channel) and restart the controller, or choose ` +
       `another spec.mesh`,
   };
 }
