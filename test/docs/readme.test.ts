@@ -52,6 +52,12 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   { command: /^make istioctl$/, by: "Makefile", contains: ["test-e2e: build helm istioctl "] },
   // The chart's tests run helm (test/integration/helm-chart.test.ts, e2e/helm-install.test.ts).
   { command: /^make helm$/, by: "Makefile", contains: ["test-integration: build helm ", "test-e2e: build helm "] },
+  // make test-integration and make test-e2e fetch the Gateway API's CRDs first: their clusters install them.
+  {
+    command: /^make gateway-api-crds$/,
+    by: "Makefile",
+    contains: ["test-integration: build helm gateway-api-crds ", "test-e2e: build helm istioctl gateway-api-crds "],
+  },
   {
     command: /^kubectl -n shop annotate service web canaryapp\.io\/adopt=web$/,
     by: "test/integration/adoption.test.ts",
