@@ -4,6 +4,7 @@
  * StatefulSet's: `<set>-<ordinal>`, generated name `<set>-`, owner).
  */
 import type { Track } from "../../src/api/types.js";
+import type { GatewayLike, HTTPRouteLike, HTTPRouteRuleLike, ListenerLike } from "./gateway-api-objects.js";
 import {
   buildAppViews,
   type AppView,
@@ -80,7 +81,10 @@ export function destinationRule(
 export function service(app: string, namespace: string, track?: Track): ServiceLike {
   return {
     metadata: { name: app, namespace, labels: childLabels(app) },
-    spec: { selector: { "canaryapp.io/app": app, ...(track ? { "canaryapp.io/track": track } : {}) } },
+    spec: {
+      selector: { "canaryapp.io/app": app, ...(track ? { "canaryapp.io/track": track } : {}) },
+      ports: [{ name: "http", port: 80 }],
+    },
   };
 }
 
@@ -93,7 +97,10 @@ export function trackService(
 ): ServiceLike {
   return {
     metadata: { name: `${app}-${track}`, namespace, labels: childLabels(app, track) },
-    spec: { selector: selector ?? { "canaryapp.io/app": app, "canaryapp.io/track": track } },
+    spec: {
+      selector: selector ?? { "canaryapp.io/app": app, "canaryapp.io/track": track },
+      ports: [{ name: "http", port: 80 }],
+    },
   };
 }
 
@@ -185,4 +192,94 @@ export function appView(
   const [view] = buildAppViews(snapshot);
   if (!view) throw new Error("no view of web");
   return view;
+}
+
+/**
+ * The HTTPRoute of the controller's `gateway-api` router: the app's Service as the mesh parent (port 80),
+ * each of `gateways` as a Gateway parent, `hostnames` only with a Gateway parent, and the weighted rule
+ * after any `rules` given (as the API server returns it: `matches` defaulted to a PathPrefix `/`).
+ */
+export function httpRoute(
+  app: string,
+  namespace: string,
+  weights: [number, number],
+  opts: {
+    gateways?: { namespace: string; name: string }[];
+    hostnames?: string[];
+    rules?: HTTPRouteRuleLike[];
+    generation?: number;
+    creationTimestamp?: string;
+  } = {},
+): HTTPRouteLike {
+  const gateways = opts.gateways ?? [];
+  return {
+    metadata: {
+      name: app,
+      namespace,
+      labels: childLabels(app),
+      generation: opts.generation ?? 1,
+      ...(opts.creationTimestamp !== undefined ? { creationTimestamp: opts.creationTimestamp } : {}),
+    },
+    spec: {
+      parentRefs: [
+        { group: "", kind: "Service", name: app, port: 80 },
+        ...gateways.map((g) => ({ group: "gateway.networking.k8s.io", kind: "Gateway", ...g })),
+      ],
+      ...(gateways.length > 0 ? { hostnames: opts.hostnames ?? [`${app}.example.com`] } : {}),
+      rules: [
+        ...(opts.rules ?? []),
+        {
+          name: "primary-secondary",
+          matches: [{ path: { type: "PathPrefix", value: "/" } }],
+          backendRefs: [
+            { group: "", kind: "Service", name: `${app}-primary`, port: 80, weight: weights[0] },
+            { group: "", kind: "Service", name: `${app}-secondary`, port: 80, weight: weights[1] },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+/** A rule sending requests with header `name: value` (or matching the regex) to the app's secondary only. */
+export function headerRule(app: string, name: string, value: string, regex = false): HTTPRouteRuleLike {
+  return {
+    name: "canary-by-header",
+    matches: [
+      {
+        path: { type: "PathPrefix", value: "/" },
+        headers: [{ type: regex ? "RegularExpression" : "Exact", name, value }],
+      },
+    ],
+    backendRefs: [{ group: "", kind: "Service", name: `${app}-secondary`, port: 80, weight: 1 }],
+  };
+}
+
+/** A Gateway of Istio's built-in class, with one HTTP listener on port 80 unless told. */
+export function gateway(name: string, namespace: string, listeners?: ListenerLike[]): GatewayLike {
+  return {
+    metadata: { name, namespace },
+    spec: {
+      gatewayClassName: "istio",
+      listeners: listeners ?? [
+        { name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } },
+      ],
+    },
+  };
+}
+
+/** A Deployment app (ADR 0010's Services) routed by an HTTPRoute instead of a VirtualService. */
+export function gatewayApiApp(
+  app: string,
+  namespace: string,
+  weights: [number, number],
+  pods: PodLike[],
+  opts: Parameters<typeof httpRoute>[3] = {},
+): ClusterSnapshot {
+  return {
+    virtualServices: [],
+    services: services(app, namespace),
+    httpRoutes: [httpRoute(app, namespace, weights, opts)],
+    pods,
+  };
 }

@@ -130,3 +130,21 @@ function trimAll(s: string, cutset: string): string {
   while (end > start && cutset.includes(s.charAt(end - 1))) end--;
   return s.slice(start, end);
 }
+
+/**
+ * What the pods of a Gateway Istio deploys report about themselves (manifests/charts/istio-control/
+ * istio-discovery/files/kube-gateway.yaml): the workload name is the Deployment's
+ * (ISTIO_META_WORKLOAD_NAME, `<gateway>-<class>` unless `gateway.istio.io/name-override` names it:
+ * route-parents.ts), so is the canonical service (label `service.istio.io/canonical-name`), the canonical
+ * revision is `latest`; the pods carry no `app` or `version` label.
+ */
+export function gatewayWorkload(gateway: { namespace: string; deploymentName: string }): WorkloadMeta {
+  return {
+    name: gateway.deploymentName,
+    namespace: gateway.namespace,
+    canonicalService: gateway.deploymentName,
+    canonicalRevision: "latest",
+    app: "",
+    version: "",
+  };
+}

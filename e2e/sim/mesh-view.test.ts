@@ -3,6 +3,9 @@ import { describe, test } from "node:test";
 import {
   deploymentApp,
   destinationRule,
+  gateway,
+  gatewayApiApp,
+  headerRule,
   pod,
   service,
   statefulSetPod,
@@ -296,5 +299,89 @@ describe("the Service a pod's sidecar reports", () => {
     const [view] = buildAppViews(deploymentApp("web", "shop", [0, 100], [secondary]));
     assert.equal(view?.tracks.secondary.readyPods[0]?.inboundService?.name, "web-secondary");
     assert.equal(inboundService("web-secondary-1", []), null);
+  });
+});
+
+describe("an app routed by an HTTPRoute (GAMMA)", () => {
+  const pods = [
+    pod("web", "shop", "primary", "web-primary-1", "web:v1"),
+    pod("web", "shop", "secondary", "web-secondary-1", "web:v2"),
+  ];
+
+  // route_collections.go, HTTPRouteCollection: a route whose parent is the Service `web` routes requests
+  // for `web.shop.svc.cluster.local`; its backendRefs are the per-track Services.
+  test("the route's weights, destinations and tracks; the caller uses the Service's port", () => {
+    const [view] = buildAppViews(gatewayApiApp("web", "shop", [90, 10], pods));
+    assert.deepEqual([view?.mesh?.kind, view?.mesh?.objects, view?.port], ["HTTPRoute", ["shop/web"], 80]);
+    assert.deepEqual(view?.weights, { primary: 90, secondary: 10 });
+    assert.deepEqual(
+      view?.route?.map((d) => [d.host, d.track, d.cluster?.endpoints.map((p) => p.name)]),
+      [
+        ["web-primary.shop.svc.cluster.local", "primary", ["web-primary-1"]],
+        ["web-secondary.shop.svc.cluster.local", "secondary", ["web-secondary-1"]],
+      ],
+    );
+    assert.deepEqual(
+      view?.tracks.secondary.readyPods.map((p) => p.name),
+      ["web-secondary-1"],
+    );
+    assert.deepEqual(
+      view?.httpRoutes.map((r) => r.parents.map((p) => p.denied?.reason ?? "ok")),
+      [["ok"]],
+    );
+  });
+
+  test("the weights are those of the rule a request without headers takes, not the header rule's", () => {
+    const [view] = buildAppViews(
+      gatewayApiApp("web", "shop", [100, 0], pods, { rules: [headerRule("web", "x-canary", "always")] }),
+    );
+    assert.deepEqual(view?.weights, { primary: 100, secondary: 0 });
+    assert.deepEqual(
+      view?.mesh?.rules.map((r) => r.name),
+      ["canary-by-header", "primary-secondary"],
+    );
+  });
+
+  // GEP-1294: GAMMA implementations SHOULD NOT infer any functionality from `hostnames`; Istio routes the
+  // Service's host whatever the route's hostnames (route_collections.go).
+  test("hostnames play no part in the mesh", () => {
+    const snapshot = gatewayApiApp("web", "shop", [90, 10], pods);
+    const route = snapshot.httpRoutes?.[0];
+    assert.ok(route?.spec);
+    route.spec.hostnames = ["somewhere.else.example"];
+    assert.deepEqual(buildAppViews(snapshot)[0]?.weights, { primary: 90, secondary: 10 });
+  });
+
+  // VirtualService and HTTPRoute for one host: the sidecar keeps one (mesh-routing.ts chooseMeshCandidate).
+  test("with a VirtualService too: the HTTPRoute for callers of its namespace, the older for others", () => {
+    const vs = virtualServiceByHost("web", "shop", [50, 50]);
+    vs.metadata = { ...vs.metadata, creationTimestamp: "2026-01-01T00:00:00Z" };
+    const snapshot: ClusterSnapshot = {
+      ...gatewayApiApp("web", "shop", [90, 10], pods, { creationTimestamp: "2026-02-01T00:00:00Z" }),
+      virtualServices: [vs],
+    };
+    assert.deepEqual(buildAppViews(snapshot)[0]?.weights, { primary: 90, secondary: 10 });
+    assert.deepEqual(buildAppViews(snapshot, { callerNamespace: "loadgen" })[0]?.weights, {
+      primary: 50,
+      secondary: 50,
+    });
+  });
+
+  test("a Gateway parent: the app's ingress, with the route's hostnames and the gateway's workload", () => {
+    const snapshot: ClusterSnapshot = {
+      ...gatewayApiApp("web", "shop", [90, 10], pods, { gateways: [{ namespace: "istio-system", name: "public" }] }),
+      gateways: [gateway("public", "istio-system")],
+    };
+    const [view] = buildAppViews(snapshot);
+    assert.deepEqual(
+      view?.ingress.map((i) => [
+        i.gateway,
+        i.workload.name,
+        i.workload.namespace,
+        i.hosts.map((h) => [h.host, h.port, h.routing?.objects]),
+      ]),
+      [["istio-system/public", "public-istio", "istio-system", [["web.example.com", 80, ["shop/web"]]]]],
+    );
+    assert.deepEqual(buildAppViews({ ...snapshot, gateways: [] })[0]?.ingress, [], "no Gateway, no ingress");
   });
 });

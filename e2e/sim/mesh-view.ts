@@ -1,30 +1,42 @@
 /**
  * What the mesh's data plane would know about each CanaryApp, read from the objects in the API server:
- * the VirtualService's mesh route as it is (never the controller's intent), the cluster each of its
- * destinations names (a Service, or a DestinationRule subset of one) with that cluster's endpoints (the
- * Ready pods the Service selects), and what each pod's sidecar reports about itself. Pods are told apart
- * by Services and Istio's rules, never by the controller's labels. Pure: the objects come in as plain data.
- * docs/istio-telemetry.md lists the rules and where Istio has them.
+ * the routes a caller's sidecar applies to the app's Service as they are (a VirtualService's, or Gateway
+ * API HTTPRoutes' whose parent is the Service; never the controller's intent), the cluster each destination
+ * names (a Service, or a DestinationRule subset of one) with that cluster's endpoints (the Ready pods the
+ * Service selects), the routes of the Gateways the app's HTTPRoutes enter by, and what each pod's sidecar
+ * reports about itself. Pods are told apart by Services and Istio's rules, never by the controller's labels.
+ * Pure: the objects come in as plain data. docs/istio-telemetry.md lists the rules and where Istio has them.
  */
 import { LABELS, MANAGED_BY_VALUE, type Track } from "../../src/api/types.js";
 import { destinationTrack } from "../../src/router/istio.js";
+import {
+  createdAt,
+  objectKey,
+  type GatewayClassLike,
+  type GatewayLike,
+  type HTTPRouteLike,
+  type NamespaceLike,
+} from "./gateway-api-objects.js";
+import { evaluateGatewayApi, ingressViews } from "./gateway-api-view.js";
 import { workloadMeta, type PodMetaLike, type WorkloadMeta } from "./istio-workload.js";
+import {
+  chooseMeshCandidate,
+  httpRouteMeshCandidates,
+  type EvaluatedRoute,
+  type MeshCandidate,
+} from "./mesh-routing.js";
+import { plainRule, trackWeights, type RoutingTable } from "./routing-table.js";
+import { virtualServiceRules, type MeshRouteDestination, type VirtualServiceLike } from "./virtual-service-routes.js";
+
+export type { MeshRouteDestination, VirtualServiceLike } from "./virtual-service-routes.js";
+export { meshRoute, meshWeights } from "./virtual-service-routes.js";
 
 /** The fields of any object that are read here (a pod's owners and generated name name its workload). */
 export interface ObjectMetaLike extends PodMetaLike {
   deletionTimestamp?: string | Date;
-}
-
-export interface VirtualServiceLike {
-  metadata?: ObjectMetaLike;
-  spec?: {
-    gateways?: string[];
-    http?: {
-      name?: string;
-      match?: { gateways?: string[] }[];
-      route?: { destination?: { host?: string; subset?: string }; weight?: number }[];
-    }[];
-  };
+  creationTimestamp?: string | Date;
+  generation?: number;
+  resourceVersion?: string;
 }
 
 export interface DestinationRuleLike {
@@ -40,7 +52,7 @@ export interface PodLike {
 
 export interface ServiceLike {
   metadata?: ObjectMetaLike;
-  spec?: { selector?: Record<string, string> };
+  spec?: { selector?: Record<string, string>; ports?: { name?: string; port?: number }[] };
 }
 
 /** Everything the simulator reads from the cluster at one moment. */
@@ -51,13 +63,19 @@ export interface ClusterSnapshot {
   services?: readonly ServiceLike[];
   /** The controller's DestinationRules (subsets of a route's host); absent: none. */
   destinationRules?: readonly DestinationRuleLike[];
+  /** The controller's HTTPRoutes; absent: none (or the API server does not serve them). */
+  httpRoutes?: readonly HTTPRouteLike[];
+  /** The Gateways of the namespaces read and of the Gateways' namespaces; absent: none. */
+  gateways?: readonly GatewayLike[];
+  gatewayClasses?: readonly GatewayClassLike[];
+  /** Every Namespace, for listeners that admit routes by a namespace selector; absent: none. */
+  namespaces?: readonly NamespaceLike[];
 }
 
 export const TRACKS: readonly Track[] = ["primary", "secondary"];
 
 /** The container whose image a pod runs: the one the controller names `app`, else the first. */
 const APP_CONTAINER = "app";
-const MESH = "mesh";
 /** Kubernetes' cluster domain, which Istio appends to a short host (pilot/pkg/model/config.go). */
 const DOMAIN = "cluster.local";
 
@@ -95,7 +113,7 @@ export interface ClusterView {
   endpoints: PodView[];
 }
 
-/** One destination of the mesh route. */
+/** One destination of a route. */
 export interface RouteDestinationView {
   host: string;
   subset?: string;
@@ -104,7 +122,8 @@ export interface RouteDestinationView {
   track: Track | undefined;
   /**
    * The cluster it sends to; null when Envoy has no cluster by that name (no such Service, or no such
-   * subset in a DestinationRule of its host): a request to it is answered 503 NC.
+   * subset in a DestinationRule of its host): a request to it is answered 503 NC (500 NC from a Gateway API
+   * route: routing-table.ts, clusterNotFoundCode).
    */
   cluster: ClusterView | null;
 }
@@ -114,16 +133,41 @@ export interface TrackView {
   readyPods: PodView[];
 }
 
+/** Traffic entering through a Gateway an HTTPRoute of the app names as a parent. */
+export interface GatewayIngressView {
+  /** The Gateway, `namespace/name`. */
+  gateway: string;
+  /** What the gateway's pods report about themselves (istio-workload.ts, gatewayWorkload). */
+  workload: WorkloadMeta;
+  /**
+   * One entry per Host a request may carry: the route's hostnames (the app's Service host when it has
+   * none), the port it arrives on, and the routes the gateway applies to it (null: none, 404 NR).
+   */
+  hosts: { host: string; port: number | undefined; routing: RoutingTable | null }[];
+}
+
 export interface AppView {
   namespace: string;
   name: string;
   /**
-   * The destinations of the VirtualService's mesh route. null when there is no VirtualService or it has no
-   * route for mesh traffic: then, as in Istio, the app's Service `<name>` takes the request.
+   * The routes a caller's sidecar applies to a request for the app's Service: a VirtualService's or merged
+   * HTTPRoutes' (mesh-routing.ts). null when neither has a route for mesh traffic: then, as in Istio, the
+   * app's Service `<name>` takes the request.
+   */
+  mesh: RoutingTable | null;
+  /** The port callers send to: the app's Service's first port; undefined when not known (any port). */
+  port: number | undefined;
+  /**
+   * The destinations of the rule a request without any header takes (plainRule). null when there is no mesh
+   * routing, or it has no rule for such a request.
    */
   route: RouteDestinationView[] | null;
-  /** The route's weights by track, for /state; null when there is no mesh route. */
+  /** That rule's weights by track, for /state; null when there is none. */
   weights: Record<Track, number> | null;
+  /** The app's own HTTPRoutes (labelled as its children) with what Istio made of them, for /state and status. */
+  httpRoutes: EvaluatedRoute[];
+  /** The Gateways its HTTPRoutes enter by, that exist and are Istio's. */
+  ingress: GatewayIngressView[];
   /**
    * The app's Service `<name>` as a cluster: where a request goes without a route, and whose endpoints a
    * caller without a sidecar reaches (kube-proxy; no VirtualService applies to it). null when there is none.
@@ -149,56 +193,6 @@ export function isPodReady(pod: PodLike): boolean {
 export function podImage(pod: PodLike): string {
   const containers = pod.spec?.containers ?? [];
   return (containers.find((c) => c.name === APP_CONTAINER) ?? containers[0])?.image ?? "";
-}
-
-/** The mesh route's destinations as written, before their hosts are resolved. */
-export interface MeshRouteDestination {
-  host: string;
-  subset?: string;
-  weight: number;
-}
-
-/**
- * The destinations of the first HTTP route that carries mesh traffic: the VirtualService must be bound to
- * `mesh` (explicitly, or by listing no gateways), and the route must have no match or a match that
- * applies to `mesh` (match conditions other than gateways are not evaluated: simulated requests match
- * them all). A lone destination without a weight takes everything, as in Istio; among several, a missing
- * weight is 0. null when no route applies.
- */
-export function meshRoute(vs: VirtualServiceLike): MeshRouteDestination[] | null {
-  const gateways = vs.spec?.gateways ?? [];
-  if (gateways.length > 0 && !gateways.includes(MESH)) return null;
-  for (const route of vs.spec?.http ?? []) {
-    const matches = route.match ?? [];
-    const forMesh =
-      matches.length === 0 || matches.some((m) => !m.gateways || m.gateways.length === 0 || m.gateways.includes(MESH));
-    if (!forMesh) continue;
-    const destinations = route.route ?? [];
-    return destinations.map((d) => ({
-      host: d.destination?.host ?? "",
-      ...(d.destination?.subset !== undefined ? { subset: d.destination.subset } : {}),
-      weight: d.weight ?? (destinations.length === 1 ? 100 : 0),
-    }));
-  }
-  return null;
-}
-
-/**
- * The weights of the mesh route by track: a destination is a track by its subset or by its host
- * (`<name>-primary`...: destinationTrack); other destinations count for neither. null when no route applies.
- */
-export function meshWeights(vs: VirtualServiceLike): Record<Track, number> | null {
-  const route = meshRoute(vs);
-  return route === null ? null : weightsOf(route);
-}
-
-function weightsOf(route: readonly { host: string; subset?: string; weight: number }[]): Record<Track, number> {
-  const weights: Record<Track, number> = { primary: 0, secondary: 0 };
-  for (const d of route) {
-    const track = destinationTrack(d);
-    if (track !== undefined) weights[track] += d.weight;
-  }
-  return weights;
 }
 
 /**
@@ -260,15 +254,22 @@ export function inboundService(podName: string, selecting: readonly ServiceRef[]
 interface ServiceEntry {
   ref: ServiceRef;
   selector: Record<string, string> | undefined;
+  ports: number[];
+}
+
+export interface ViewOptions {
+  /** The namespace of the simulated callers in the mesh; absent: each app's own. */
+  callerNamespace?: string;
 }
 
 /** One view per app that has any labelled child, sorted by namespace and name. */
-export function buildAppViews(snapshot: ClusterSnapshot): AppView[] {
+export function buildAppViews(snapshot: ClusterSnapshot, opts: ViewOptions = {}): AppView[] {
   const services = sortByName(snapshot.services ?? [])
     .filter((s) => s.metadata?.name && s.metadata.namespace)
     .map((s): ServiceEntry => ({
       ref: serviceRef(s.metadata?.name ?? "", s.metadata?.namespace ?? ""),
       selector: s.spec?.selector,
+      ports: (s.spec?.ports ?? []).map((p) => p.port ?? 0).filter((p) => p > 0),
     }));
   const serviceByKey = new Map(services.map((s) => [`${s.ref.namespace}/${s.ref.name}`, s]));
 
@@ -338,14 +339,19 @@ export function buildAppViews(snapshot: ClusterSnapshot): AppView[] {
   };
 
   const apps = new Map<string, AppView>();
+  const virtualServices = new Map<string, MeshCandidate[]>();
   const viewOf = (ref: { namespace: string; name: string }): AppView => {
     const key = `${ref.namespace}/${ref.name}`;
     let view = apps.get(key);
     if (!view) {
       view = {
         ...ref,
+        mesh: null,
+        port: undefined,
         route: null,
         weights: null,
+        httpRoutes: [],
+        ingress: [],
         service: null,
         tracks: { primary: { readyPods: [] }, secondary: { readyPods: [] } },
       };
@@ -357,13 +363,35 @@ export function buildAppViews(snapshot: ClusterSnapshot): AppView[] {
   for (const vs of sortByName(snapshot.virtualServices)) {
     const ref = appOf(vs.metadata);
     if (!ref) continue;
-    const view = viewOf(ref);
-    // With several labelled VirtualServices (there should be one), the first by name is used.
-    if (view.route !== null) continue;
-    const route = meshRoute(vs);
-    if (route === null) continue;
-    view.route = route.map((d) => resolve(d, ref.namespace));
-    view.weights = weightsOf(route);
+    viewOf(ref);
+    const rules = virtualServiceRules(vs);
+    // A VirtualService with no route for the mesh makes no virtual host (route.go, BuildSidecarVirtualHostWrapper).
+    if (rules === null || rules.length === 0) continue;
+    const candidates = virtualServices.get(`${ref.namespace}/${ref.name}`) ?? [];
+    candidates.push({
+      kind: "VirtualService",
+      objects: [objectKey(vs.metadata)],
+      rules: rules.map((r) => ({
+        name: r.name,
+        matches: r.matches,
+        destinations: r.destinations.map((d) => resolve(d, ref.namespace)),
+        mirrors: r.mirrors.map((m) => ({
+          destination: resolve({ ...m, weight: 0 }, ref.namespace),
+          percent: m.percent,
+        })),
+      })),
+      clusterNotFoundCode: 503,
+      namespace: ref.namespace,
+      name: vs.metadata?.name ?? "",
+      created: createdAt(vs.metadata),
+      gatewaySemantics: false,
+    });
+    virtualServices.set(`${ref.namespace}/${ref.name}`, candidates);
+  }
+  const gatewayApi = evaluateGatewayApi(snapshot, (ref) => cluster(ref));
+  for (const evaluated of gatewayApi.routes) {
+    const ref = appOf(evaluated.route.metadata);
+    if (ref) viewOf(ref).httpRoutes.push(evaluated);
   }
   for (const svc of snapshot.services ?? []) {
     const ref = appOf(svc.metadata);
@@ -375,8 +403,19 @@ export function buildAppViews(snapshot: ClusterSnapshot): AppView[] {
   }
   for (const view of apps.values()) {
     view.service = cluster(view);
+    view.port = serviceByKey.get(`${view.namespace}/${view.name}`)?.ports[0];
+    const callerNamespace = opts.callerNamespace ?? view.namespace;
+    const candidates = [
+      ...(virtualServices.get(`${view.namespace}/${view.name}`) ?? []),
+      ...httpRouteMeshCandidates(gatewayApi.routes, view, callerNamespace, view.port),
+    ];
+    view.mesh = chooseMeshCandidate(candidates, callerNamespace) ?? null;
+    view.route = view.mesh === null ? null : (plainRule(view.mesh, view.port)?.destinations ?? null);
+    view.weights = view.route === null ? null : trackWeights(view.route);
+    view.ingress = ingressViews(view.httpRoutes, gatewayApi, `${view.name}.${view.namespace}.svc.${DOMAIN}`);
+    const everyDestination = [...(view.route ?? []), ...(view.mesh?.rules.flatMap((r) => r.destinations) ?? [])];
     for (const track of TRACKS) {
-      const inRoute = view.route?.find((d) => d.track === track);
+      const inRoute = everyDestination.find((d) => d.track === track);
       const source =
         inRoute !== undefined ? inRoute.cluster : cluster({ namespace: view.namespace, name: `${view.name}-${track}` });
       view.tracks[track].readyPods = source?.endpoints ?? [];

@@ -1,6 +1,17 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { deploymentApp, pod, service, services, virtualServiceByHost } from "./fixtures.test-helpers.js";
+import {
+  deploymentApp,
+  gateway,
+  gatewayApiApp,
+  headerRule,
+  pod,
+  service,
+  services,
+  virtualServiceByHost,
+} from "./fixtures.test-helpers.js";
+import type { RouteParentStatusLike } from "./gateway-api-objects.js";
+import { parseHeaderSpec } from "./request-headers.js";
 import { totalBad, type SimulatorState } from "./ledger.js";
 import type { ClusterSnapshot } from "./mesh-view.js";
 import { startSimulator } from "./simulator.js";
@@ -167,6 +178,106 @@ describe("startSimulator (with a static cluster)", () => {
       cluster.virtualServices = [virtualServiceByHost("web", "shop", [0, 100])];
       for (let i = 0; i < 8; i++) sim.tick();
       assert.ok(totalBad(sim.state()).noReadyPods > 0);
+    } finally {
+      await sim.stop();
+    }
+  });
+});
+
+describe("startSimulator with the Gateway API", () => {
+  test("routes by the HTTPRoute, through its Gateway too, writes its status, and shows it all on /state", async () => {
+    const cluster: ClusterSnapshot = {
+      ...gatewayApiApp(
+        "web",
+        "shop",
+        [100, 0],
+        [
+          pod("web", "shop", "primary", "web-primary-1", "web:v1"),
+          pod("web", "shop", "secondary", "web-secondary-1", "web:v2"),
+        ],
+        { gateways: [{ namespace: "istio-system", name: "public" }], rules: [headerRule("web", "x-canary", "always")] },
+      ),
+      gateways: [gateway("public", "istio-system")],
+    };
+    const written: RouteParentStatusLike[][] = [];
+    const sim = await startSimulator({
+      source: { snapshot: () => cluster },
+      autoTick: false,
+      rps: 40,
+      gatewayRps: 20,
+      requestHeaders: [parseHeaderSpec("x-canary=always:0.5", "header")],
+      routeStatus: {
+        write: (_route, parents) => {
+          written.push(parents);
+          const route = cluster.httpRoutes?.[0];
+          if (route) route.status = { parents };
+          return Promise.resolve();
+        },
+      },
+    });
+    try {
+      for (let i = 0; i < 40; i++) {
+        sim.tick();
+        await sim.statusWritten();
+      }
+      assert.equal(written.length, 1, "written once, nothing at rest");
+      assert.deepEqual(
+        written[0]?.map((p) => [p.parentRef?.kind, p.conditions?.map((c) => `${c.type}=${c.status}`).join(",")]),
+        [
+          ["Gateway", "Accepted=True,ResolvedRefs=True"],
+          ["Service", "Accepted=True,ResolvedRefs=True"],
+        ],
+      );
+      const state = (await (await fetch(`${sim.url}/state`)).json()) as SimulatorState;
+      const [app] = state.apps;
+      assert.ok(app);
+      assert.deepEqual(
+        [app.mesh?.kind, app.mesh?.objects, app.weights],
+        ["HTTPRoute", ["shop/web"], { primary: 100, secondary: 0 }],
+      );
+      assert.deepEqual(
+        app.mesh?.rules.map((r) => [r.name, r.matches]),
+        [
+          ["canary-by-header", ["path^/ x-canary=always port=80"]],
+          ["primary-secondary", ["path^/ port=80"]],
+        ],
+      );
+      assert.deepEqual(
+        app.httpRoutes[0]?.parents.map((p) => [p.parent, p.listener ?? "", p.accepted]),
+        [
+          ["Service web:80", "", true],
+          ["Gateway istio-system/public", "http", true],
+        ],
+      );
+      // Half the requests carry the header: they go to the secondary, in the mesh and through the gateway.
+      const share = (c: typeof app.sent) => c.secondary.total / (c.primary.total + c.secondary.total);
+      assert.equal(app.sent.primary.total + app.sent.secondary.total, 400);
+      assert.equal(app.throughGateways.primary.total + app.throughGateways.secondary.total, 200);
+      assert.ok(
+        Math.abs(share(app.sent) - 0.5) < 0.1 && Math.abs(share(app.throughGateways) - 0.5) < 0.12,
+        JSON.stringify(app),
+      );
+      const metrics = await (await fetch(`${sim.url}/metrics`)).text();
+      assert.match(
+        metrics,
+        /istio_requests_total\{reporter="source",source_workload="public-istio",source_workload_namespace="istio-system"/,
+      );
+    } finally {
+      await sim.stop();
+    }
+  });
+
+  test("without a status writer (a cluster that does not serve HTTPRoutes), nothing is written", async () => {
+    const cluster = deploymentApp("web", "shop", [100, 0], [pod("web", "shop", "primary", "p", "web:v1")]);
+    const sim = await startSimulator({ source: { snapshot: () => cluster }, autoTick: false });
+    try {
+      sim.tick();
+      await sim.statusWritten();
+      const app = sim.state().apps[0];
+      assert.deepEqual(
+        [app?.mesh?.kind, app?.httpRoutes, app?.throughGateways.primary.total],
+        ["VirtualService", [], 0],
+      );
     } finally {
       await sim.stop();
     }

@@ -6,7 +6,16 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DEFAULT_BEHAVIOURS } from "./behaviour.js";
-import { deploymentApp, pod, statefulSetPod, trackService, virtualServiceByHost } from "./fixtures.test-helpers.js";
+import {
+  deploymentApp,
+  gateway,
+  gatewayApiApp,
+  pod,
+  statefulSetPod,
+  trackService,
+  virtualServiceByHost,
+} from "./fixtures.test-helpers.js";
+import { simulateGatewayRequests } from "./gateway-traffic.js";
 import { buildAppViews, type AppView, type ClusterSnapshot } from "./mesh-view.js";
 import { seededRandom } from "./prng.js";
 import {
@@ -327,5 +336,135 @@ describe("IstioTelemetry", () => {
     );
     const cumulative: Record<string, number> = Object.fromEntries(le.map((m) => [m[1] ?? "", Number(m[2])] as const));
     assert.deepEqual([cumulative["10"], cumulative["+Inf"]], [0, 2]);
+  });
+});
+
+describe("requests through a gateway", () => {
+  const snapshot: ClusterSnapshot = {
+    ...gatewayApiApp(
+      "web",
+      "shop",
+      [0, 100],
+      [pod("web", "shop", "secondary", "web-secondary-7b9c6d5f8-b2", "web:v2")],
+      {
+        gateways: [{ namespace: "istio-system", name: "public" }],
+      },
+    ),
+    gateways: [gateway("public", "istio-system")],
+  };
+  const through = (s: ClusterSnapshot) => {
+    const [view] = buildAppViews(s);
+    assert.ok(view);
+    const [sent] = simulateGatewayRequests(view, 1, DEFAULT_BEHAVIOURS, seededRandom(1));
+    assert.ok(sent);
+    const [request] = sent.requests;
+    assert.ok(request);
+    return { view, request, workload: sent.ingress.workload };
+  };
+
+  // The gateway's pods report as the Deployment Istio made for the Gateway (`<name>-<class>`:
+  // gatewaycommon/gateway_utils.go GetDefaultName; kube-gateway.yaml ISTIO_META_WORKLOAD_NAME, canonical name,
+  // revision `latest`, no app or version label), with reporter "source" (the stats filter's reporter is
+  // SERVER_GATEWAY only for waypoints: pilot/pkg/model/telemetry.go, generateStatsConfig).
+  test("the gateway reports as source; the pod sees the gateway's workload as its source", () => {
+    const { view, request, workload } = through(snapshot);
+    const [source, destination] = istioReports(view, request, workload, false);
+    const keys: (keyof IstioLabels)[] = [
+      "reporter",
+      "source_workload",
+      "source_workload_namespace",
+      "source_canonical_service",
+      "source_canonical_revision",
+      "source_app",
+      "destination_service_name",
+      "destination_workload",
+    ];
+    assert.deepEqual(pick(source, keys), {
+      reporter: "source",
+      source_workload: "public-istio",
+      source_workload_namespace: "istio-system",
+      source_canonical_service: "public-istio",
+      source_canonical_revision: "latest",
+      source_app: "",
+      destination_service_name: "web-secondary",
+      destination_workload: "web-secondary",
+    });
+    assert.deepEqual(pick(destination, keys), {
+      ...pick(source, keys),
+      reporter: "destination",
+      source_app: "unknown",
+    });
+  });
+
+  // pilot/pkg/model/telemetry.go, disableHostHeaderFallback: off for ListenerClassGateway, so a request
+  // with no cluster reports destination_service "unknown" at the gateway (istio_stats.cc).
+  test("no cluster at the gateway: destination_service unknown, not the Host", () => {
+    const missing = {
+      ...snapshot,
+      services: (snapshot.services ?? []).filter((s) => s.metadata?.name !== "web-secondary"),
+    };
+    const { view, request, workload } = through(missing);
+    assert.deepEqual([request.code, request.flags], [500, "NC"]);
+    const [source, ...rest] = istioReports(view, request, workload, false);
+    assert.deepEqual(rest, []);
+    assert.deepEqual(pick(source, SERVICE_LABELS), {
+      destination_service: "unknown",
+      destination_service_name: "unknown",
+      destination_service_namespace: "unknown",
+    });
+  });
+});
+
+describe("mirrored requests and requests with no route", () => {
+  // istio/istio#11093 and #23496: a mirrored request is reported by the mirror target's sidecar only
+  // (reporter="destination"), as a request from the caller; nothing at the source.
+  test("a mirrored copy: the destination report of the mirror's pod only", () => {
+    const view = secondaryOnly();
+    const request = send(view);
+    const copy = { ...request, pod: view.tracks.primary.readyPods[0] ?? null, track: "primary" as const };
+    const reports = istioReports(view, { ...request, mirrors: [copy] }, caller);
+    assert.deepEqual(
+      reports.map((r) => [r.reporter, r.destination_workload, r.source_workload]),
+      [
+        ["source", "web-secondary", "mesh-traffic-simulator"],
+        ["destination", "web-secondary", "mesh-traffic-simulator"],
+        ["destination", "web-primary", "mesh-traffic-simulator"],
+      ],
+    );
+  });
+
+  // 404 NR: no route, no cluster: the sidecar's Host header fallback names the service (telemetry.go).
+  test("404 NR from a sidecar: source only, named by the Host header", () => {
+    const view = secondaryOnly();
+    const reports = istioReports(
+      view,
+      { track: null, service: null, pod: null, reached: false, code: 404, flags: "NR", latencyMs: 0.5 },
+      caller,
+    );
+    assert.deepEqual(
+      reports.map((r) => [
+        r.reporter,
+        r.response_code,
+        r.response_flags,
+        r.destination_service_name,
+        r.destination_workload,
+      ]),
+      [["source", "404", "NR", "web.shop.svc.cluster.local", "unknown"]],
+    );
+  });
+
+  test("IstioTelemetry counts a copy once, at its pod, with its own latency", async () => {
+    const telemetry = new IstioTelemetry();
+    const view = secondaryOnly();
+    const request = send(view);
+    telemetry.record(view, [{ ...request, mirrors: [{ ...request, latencyMs: 7000 }] }]);
+    const text = await telemetry.metrics();
+    const total = text
+      .split("\n")
+      .filter((l) => l.startsWith("istio_requests_total{"))
+      .reduce((n, l) => n + Number(l.split(" ").at(-1)), 0);
+    assert.equal(total, 3, "source and destination of the request, destination of the copy");
+    assert.match(text, /istio_request_duration_milliseconds_bucket\{le="5000",reporter="destination"[^}]*\} 1\n/);
+    assert.match(text, /istio_request_duration_milliseconds_bucket\{le="10000",reporter="destination"[^}]*\} 2\n/);
   });
 });

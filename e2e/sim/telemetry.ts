@@ -65,15 +65,26 @@ const or = (value: string | undefined, fallback: string) => (value === undefined
  *   (canonical revision "latest").
  * - destination_service, _name, _namespace: the outbound cluster's `istio.services[0]`, i.e. the Service
  *   the route destination names (pilot/pkg/networking/core/cluster_builder.go, addTelemetryMetadata).
- *   With no cluster (503 NC) the Host header stands in for both service and name (the fallback is on for
- *   outbound traffic: pilot/pkg/model/telemetry.go, disableHostHeaderFallback) and the namespace is "unknown".
+ *   With no cluster (NC, or no route at all: NR) the Host header stands in for both service and name (the
+ *   fallback is on for a sidecar's outbound traffic: pilot/pkg/model/telemetry.go, disableHostHeaderFallback)
+ *   and the namespace is "unknown". A gateway's listeners have it off (`hostHeaderFallback` false: the same
+ *   function, ListenerClassGateway): there both are "unknown".
  * - connection_security_policy: "unknown"; the client side never sets it.
+ *
+ * A gateway reports with the same reporter as a sidecar's outbound side, "source": Istio sets the stats
+ * filter's reporter to SERVER_GATEWAY only for waypoints (pilot/pkg/model/telemetry.go, generateStatsConfig),
+ * and the filter reports CLIENT_SIDECAR as "source" (istio_stats.cc).
  */
-export function sourceReport(app: AppView, request: SimulatedRequest, caller: WorkloadMeta): IstioLabels {
+export function sourceReport(
+  app: AppView,
+  request: SimulatedRequest,
+  caller: WorkloadMeta,
+  hostHeaderFallback = true,
+): IstioLabels {
   const pod = request.pod;
   // What the caller's proxy learns of the destination workload.
   const peer = pod === null ? null : request.reached ? pod.workload : { ...pod.workload, app: "", version: "" };
-  const hostHeader = `${app.name}.${app.namespace}.svc.cluster.local`;
+  const hostHeader = hostHeaderFallback ? `${app.name}.${app.namespace}.svc.cluster.local` : UNKNOWN;
   const service = request.service;
   return {
     reporter: "source",
@@ -141,14 +152,30 @@ export function destinationReport(request: SimulatedRequest, caller: WorkloadMet
 }
 
 /**
- * Every report of one request: from a caller in the mesh, the source's always and the destination's when
- * the request reached a pod; from a caller outside the mesh (`caller` null), only the destination's.
+ * Every report of one request: from a caller in the mesh (or a gateway), the source's always and the
+ * destination's when the request reached a pod; from a caller outside the mesh (`caller` null), only the
+ * destination's. A mirrored copy that reached a pod is reported by that pod's sidecar alone, as a request
+ * from the caller: Envoy sends the shadow outside the caller's filter chain, so its stats filter never
+ * sees it (istio/istio#11093 and #23496, both open: "no reporter=source metrics for the mirror traffic,
+ * but reporter=destination metrics at the other end"). Its Host is the original's: Istio sets
+ * `disable_shadow_host_suffix_append` (pilot/pkg/networking/core/route/route.go,
+ * TranslateRequestMirrorPolicy; DISABLE_SHADOW_HOST_SUFFIX defaults to true), and the inbound side never
+ * reads the Host anyway.
  */
-export function istioReports(app: AppView, request: SimulatedRequest, caller: WorkloadMeta | null): IstioLabels[] {
+export function istioReports(
+  app: AppView,
+  request: SimulatedRequest,
+  caller: WorkloadMeta | null,
+  hostHeaderFallback = true,
+): IstioLabels[] {
   const reports: IstioLabels[] = [];
-  if (caller !== null) reports.push(sourceReport(app, request, caller));
+  if (caller !== null) reports.push(sourceReport(app, request, caller, hostHeaderFallback));
   const destination = destinationReport(request, caller);
   if (destination !== null) reports.push(destination);
+  for (const copy of request.mirrors ?? []) {
+    const mirrored = destinationReport(copy, caller);
+    if (mirrored !== null) reports.push(mirrored);
+  }
   return reports;
 }
 
@@ -174,11 +201,30 @@ export class IstioTelemetry {
 
   /** Counts `requests` to `app`, from callers in the mesh or (`outsideMesh`) from callers without a sidecar. */
   record(app: AppView, requests: readonly SimulatedRequest[], outsideMesh = false): void {
-    const caller = outsideMesh ? null : simulatedCaller(this.sourceNamespace ?? app.namespace);
-    for (const request of requests) {
-      for (const labels of istioReports(app, request, caller)) {
-        this.requests.inc(labels);
-        this.duration.observe(labels, request.latencyMs);
+    this.count(app, requests, outsideMesh ? null : simulatedCaller(this.sourceNamespace ?? app.namespace), true);
+  }
+
+  /** Counts `requests` that entered through a gateway whose pods report as `gateway` (istio-workload.ts). */
+  recordGateway(app: AppView, requests: readonly SimulatedRequest[], gateway: WorkloadMeta): void {
+    this.count(app, requests, gateway, false);
+  }
+
+  private count(
+    app: AppView,
+    requests: readonly SimulatedRequest[],
+    caller: WorkloadMeta | null,
+    hostHeaderFallback: boolean,
+  ): void {
+    const observe = (labels: IstioLabels, latencyMs: number) => {
+      this.requests.inc(labels);
+      this.duration.observe(labels, latencyMs);
+    };
+    for (const { mirrors, ...request } of requests) {
+      for (const labels of istioReports(app, request, caller, hostHeaderFallback)) observe(labels, request.latencyMs);
+      // A mirrored copy takes as long as its own pod takes.
+      for (const copy of mirrors ?? []) {
+        const labels = destinationReport(copy, caller);
+        if (labels !== null) observe(labels, copy.latencyMs);
       }
     }
   }

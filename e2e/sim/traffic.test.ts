@@ -1,9 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DEFAULT_BEHAVIOURS } from "./behaviour.js";
-import { appView, deploymentApp, pod, trackService } from "./fixtures.test-helpers.js";
-import { buildAppViews } from "./mesh-view.js";
+import type { HTTPRouteRuleLike } from "./gateway-api-objects.js";
+import {
+  appView,
+  deploymentApp,
+  gatewayApiApp,
+  headerRule,
+  pod,
+  services,
+  trackService,
+  virtualServiceByHost,
+} from "./fixtures.test-helpers.js";
+import { buildAppViews, type AppView, type ClusterSnapshot } from "./mesh-view.js";
 import { seededRandom } from "./prng.js";
+import { parseHeaderSpec } from "./request-headers.js";
 import { chooseTrack, requestsThisTick, simulateRequests, type SimulatedRequest } from "./traffic.js";
 
 const v1 = [
@@ -169,5 +180,147 @@ describe("requestsThisTick", () => {
       carry = due.carry;
     }
     assert.equal(sent, 30);
+  });
+});
+
+describe("routes that match on headers, and mirrors", () => {
+  const pods = [
+    pod("web", "shop", "primary", "web-primary-1", "web:v1"),
+    pod("web", "shop", "secondary", "web-secondary-1", "web:v2"),
+  ];
+  const only = (snapshot: ClusterSnapshot): AppView => {
+    const [view] = buildAppViews(snapshot);
+    if (!view) throw new Error("no view");
+    return view;
+  };
+  const canary = [parseHeaderSpec("x-canary=always:0.25", "header")];
+
+  // httproute_types.go, HTTPRouteRule.Matches: more header matches first; the header rule takes the
+  // requests carrying the header, the weighted rule the others.
+  test("an HTTPRoute header rule sends the requests that carry the header to the secondary", () => {
+    const view = only(
+      gatewayApiApp("web", "shop", [100, 0], pods, { rules: [headerRule("web", "x-canary", "always")] }),
+    );
+    const requests = simulateRequests(view, 4000, DEFAULT_BEHAVIOURS, seededRandom(2), undefined, canary);
+    const share = requests.filter((r) => r.track === "secondary").length / requests.length;
+    assert.ok(Math.abs(share - 0.25) < 0.02, `secondary share ${share}`);
+  });
+
+  test("a VirtualService header route does the same, by cookie", () => {
+    const vs = virtualServiceByHost("web", "shop", [100, 0]);
+    vs.spec = {
+      ...vs.spec,
+      http: [
+        {
+          name: "canary-by-cookie",
+          match: [{ headers: { cookie: { regex: "^(.*?;\\s*)?canary=always(;.*)?$" } } }],
+          route: [{ destination: { host: "web-secondary.shop.svc.cluster.local" } }],
+        },
+        ...(vs.spec?.http ?? []),
+      ],
+    };
+    const view = only({ virtualServices: [vs], services: services("web", "shop"), pods });
+    const cookies = [parseHeaderSpec("session=abc", "cookie"), parseHeaderSpec("canary=always:0.1", "cookie")];
+    const requests = simulateRequests(view, 4000, DEFAULT_BEHAVIOURS, seededRandom(3), undefined, cookies);
+    const share = requests.filter((r) => r.track === "secondary").length / requests.length;
+    assert.ok(Math.abs(share - 0.1) < 0.015, `secondary share ${share}`);
+  });
+
+  // No rule takes the request: Envoy answers 404 with NR (no route), reaching no workload.
+  test("no rule matching a request: 404 NR", () => {
+    const route = gatewayApiApp("web", "shop", [100, 0], pods, { rules: [headerRule("web", "x-canary", "always")] });
+    const spec = route.httpRoutes?.[0]?.spec;
+    assert.ok(spec?.rules);
+    spec.rules = spec.rules.slice(0, 1);
+    const requests = simulateRequests(only(route), 10, DEFAULT_BEHAVIOURS, seededRandom(1));
+    assert.deepEqual(
+      [...new Set(requests.map((r) => `${r.code} ${r.flags} ${r.track} ${r.reached} ${r.bad}`))],
+      ["404 NR null false noReadyPods"],
+    );
+  });
+
+  // An HTTPRoute backend whose Service is missing: 500 for its share (httproute_types.go BackendRefs; Istio:
+  // route.go applyHTTPRouteDestination, ClusterNotFoundResponseCode INTERNAL_SERVER_ERROR), with NC.
+  test("a missing backend Service answers 500 NC for its share; a VirtualService's 503 NC", () => {
+    const missing = (snapshot: ClusterSnapshot): ClusterSnapshot => ({
+      ...snapshot,
+      services: (snapshot.services ?? []).filter((s) => s.metadata?.name !== "web-secondary"),
+    });
+    const codes = (snapshot: ClusterSnapshot) =>
+      [
+        ...countBy(
+          simulateRequests(only(missing(snapshot)), 400, DEFAULT_BEHAVIOURS, seededRandom(5)),
+          (r) => `${r.code} ${r.flags}`,
+        ),
+      ].sort();
+    const fromRoute = codes(gatewayApiApp("web", "shop", [50, 50], pods));
+    assert.deepEqual(
+      fromRoute.map(([k]) => k),
+      ["200 -", "500 NC"],
+    );
+    assert.deepEqual(
+      codes(deploymentApp("web", "shop", [50, 50], pods)).map(([k]) => k),
+      ["200 -", "503 NC"],
+    );
+  });
+
+  // conversion.go: no backendRef with weight: the rule answers 500 itself (no flag, no workload).
+  test("an HTTPRoute rule with no weight at all answers 500", () => {
+    const requests = simulateRequests(
+      only(gatewayApiApp("web", "shop", [0, 0], pods)),
+      5,
+      DEFAULT_BEHAVIOURS,
+      seededRandom(1),
+    );
+    assert.deepEqual([...new Set(requests.map((r) => `${r.code} ${r.flags} ${r.reached}`))], ["500 - false"]);
+  });
+
+  // A mirrored copy goes to the mirror's cluster; its answer is discarded: the caller's code is the primary's.
+  test("a RequestMirror filter copies its percent of requests to the secondary; answers stay the primary's", () => {
+    const mirror: HTTPRouteRuleLike = {
+      name: "primary-secondary",
+      filters: [
+        { type: "RequestMirror", requestMirror: { backendRef: { name: "web-secondary", port: 80 }, percent: 20 } },
+      ],
+      backendRefs: [
+        { name: "web-primary", port: 80, weight: 100 },
+        { name: "web-secondary", port: 80, weight: 0 },
+      ],
+    };
+    const snapshot = gatewayApiApp(
+      "web",
+      "shop",
+      [100, 0],
+      [pods[0], pod("web", "shop", "secondary", "web-secondary-1", "web:v3")].filter((p) => p !== undefined),
+    );
+    const spec = snapshot.httpRoutes?.[0]?.spec;
+    assert.ok(spec);
+    spec.rules = [mirror];
+    const requests = simulateRequests(only(snapshot), 5000, DEFAULT_BEHAVIOURS, seededRandom(8));
+    const copies = requests.flatMap((r) => r.mirrors ?? []);
+    assert.ok(Math.abs(copies.length / 5000 - 0.2) < 0.02, `mirrored ${copies.length}`);
+    assert.ok(
+      requests.every((r) => r.track === "primary" && r.code === 200),
+      "the caller sees the primary's answers",
+    );
+    assert.ok(
+      copies.every((c) => c.track === "secondary" && c.code === 500 && c.reached && c.pod?.name === "web-secondary-1"),
+    );
+  });
+
+  test("a VirtualService mirror with mirrorPercentage", () => {
+    const vs = virtualServiceByHost("web", "shop", [100, 0]);
+    const route = vs.spec?.http?.[0];
+    assert.ok(route);
+    route.mirror = { host: "web-secondary.shop.svc.cluster.local" };
+    route.mirrorPercentage = { value: 50 };
+    const requests = simulateRequests(
+      only({ virtualServices: [vs], services: services("web", "shop"), pods }),
+      2000,
+      DEFAULT_BEHAVIOURS,
+      seededRandom(4),
+    );
+    const copies = requests.flatMap((r) => r.mirrors ?? []).length;
+    assert.ok(Math.abs(copies / 2000 - 0.5) < 0.04, `mirrored ${copies}`);
   });
 });

@@ -1,23 +1,28 @@
 /**
  * The data plane, simulated: where each request of an app goes and how it is answered. Pure, given the
- * random source: Envoy picks a weighted cluster at random per request, then an endpoint of it, and so does
- * this. Which track a request belongs to comes from the route destination it took, never from pod labels.
+ * random source: Envoy takes the first route rule matching the request, picks a weighted cluster of it at
+ * random, then an endpoint of it, and mirrors a copy as the rule says; so does this. Which track a request
+ * belongs to comes from the route destination it took, never from pod labels.
  */
 import type { Track } from "../../src/api/types.js";
 import { behaviourFor, type BehaviourTable } from "./behaviour.js";
 import type { AppView, ClusterView, PodView, RouteDestinationView, ServiceRef } from "./mesh-view.js";
 import { pick, type Random } from "./prng.js";
+import { drawHeaders, type HeaderSpec } from "./request-headers.js";
+import { simRequest } from "./request-match.js";
+import { ruleFor, type RouteRule, type RoutingTable } from "./routing-table.js";
 
 /**
  * Envoy's response flags: "UH" no healthy upstream, "UC" upstream connection termination (the pod went
  * away under the request), "NC" no cluster found (the route names a Service or subset that does not
- * exist); "-" when there is none.
+ * exist), "NR" no route (no rule of the host's routes matches the request); "-" when there is none (a
+ * route's direct response has none either: envoy source/common/stream_info/utility.h lists no flag for it).
  */
-export type ResponseFlags = "-" | "UH" | "UC" | "NC";
+export type ResponseFlags = "-" | "UH" | "UC" | "NC" | "NR";
 
 /**
  * Why a request went wrong through no fault of the image: it reached a destination with no Ready pod (or
- * no cluster at all), or the pod it was sent to had been deleted: `reset` when it was sent to the
+ * no cluster, or no route, at all), or the pod it was sent to had been deleted: `reset` when it was sent to the
  * secondary (whose pods the controller removed before the proxies had the new route: what the drain
  * prevents), `replaced` otherwise, e.g. a primary pod replaced by its Deployment's rolling update (kwok
  * removes a deleted pod at once, where a real pod would keep serving for its termination grace; the app's
@@ -48,6 +53,11 @@ export interface SimulatedRequest {
   latencyMs: number;
   /** Set when the request failed for a reason the rollout must never cause (see BadRequest). */
   bad?: BadRequest;
+  /**
+   * The copies the route mirrored (HTTPRoute RequestMirror, VirtualService mirror) that reached a pod: each
+   * answered by that pod, the answer discarded (the caller gets this request's own). Absent: none.
+   */
+  mirrors?: SimulatedRequest[];
 }
 
 /** How long Envoy takes to answer 503 when it has no cluster or no healthy host: next to nothing. */
@@ -142,14 +152,14 @@ function through(
   return answer(pod, track, cluster.service, behaviours, random);
 }
 
-/** A request to a route destination whose cluster does not exist: Envoy answers 503 NC. */
-function noCluster(destination: RouteDestinationView): SimulatedRequest {
+/** A request to a route destination whose cluster does not exist: Envoy answers `code` (routing-table.ts) NC. */
+function noCluster(destination: RouteDestinationView, code: number): SimulatedRequest {
   return {
     track: destination.track ?? null,
     service: null,
     pod: null,
     reached: false,
-    code: 503,
+    code,
     flags: "NC",
     latencyMs: NO_UPSTREAM_LATENCY_MS,
     bad: "noReadyPods",
@@ -157,10 +167,77 @@ function noCluster(destination: RouteDestinationView): SimulatedRequest {
 }
 
 /**
- * `count` requests to `app` from callers in the mesh. With a mesh route, each takes a destination by
- * weight and then a Ready pod of its cluster; a destination with weight but no Ready pod answers 503 UH,
- * one whose Service or subset does not exist 503 NC. Without a route, the app's Service `<name>` takes
- * them (its endpoints at random); without that Service there is nowhere to send them (no name to call).
+ * A request answered by the proxy itself, reaching no workload: no route (404 NR), or a rule's direct response
+ * (500, a redirect).
+ */
+export function answeredByProxy(code: number, flags: ResponseFlags): SimulatedRequest {
+  return {
+    track: null,
+    service: null,
+    pod: null,
+    reached: false,
+    code,
+    flags,
+    latencyMs: NO_UPSTREAM_LATENCY_MS,
+    // A redirect is an answer; an error from the proxy itself reached no pod.
+    ...(code >= 400 ? { bad: "noReadyPods" as const } : {}),
+  };
+}
+
+/**
+ * The copies of a request the rule mirrors, each drawn with its percentage, that reach a pod (a mirror
+ * with no cluster or no endpoint, or whose pod is gone, reaches nothing and nobody reports it).
+ */
+function mirrored(
+  rule: RouteRule,
+  behaviours: BehaviourTable,
+  random: Random,
+  live: ReadonlySet<string> | undefined,
+): SimulatedRequest[] {
+  const copies: SimulatedRequest[] = [];
+  for (const mirror of rule.mirrors) {
+    if (!(random() * 100 < mirror.percent)) continue;
+    const cluster = mirror.destination.cluster;
+    if (cluster === null) continue;
+    const track = mirror.destination.track ?? null;
+    const copy = through(cluster, () => track, {}, behaviours, random, live);
+    if (copy.reached) copies.push(copy);
+  }
+  return copies;
+}
+
+/**
+ * One request routed by `table`: its first matching rule (none: 404 NR), that rule's direct response, or a
+ * destination by weight and an endpoint of its cluster, with the rule's mirrors. undefined when every
+ * weight is 0 (Envoy has nowhere to route; no workload sees it).
+ */
+export function routeRequest(
+  table: RoutingTable,
+  headers: Readonly<Record<string, string>>,
+  port: number | undefined,
+  behaviours: BehaviourTable,
+  random: Random,
+  live: ReadonlySet<string> | undefined,
+): SimulatedRequest | undefined {
+  const rule = ruleFor(table, simRequest(headers, port));
+  if (rule === undefined) return answeredByProxy(404, "NR");
+  if (rule.directResponse !== undefined) return answeredByProxy(rule.directResponse, "-");
+  const destination = chooseDestination(rule.destinations, random);
+  if (destination === undefined) return undefined;
+  const track = destination.track ?? null;
+  if (destination.cluster === null) return noCluster(destination, table.clusterNotFoundCode);
+  const request = through(destination.cluster, () => track, { noEndpoint: "noReadyPods" }, behaviours, random, live);
+  if (rule.mirrors.length === 0) return request;
+  const copies = mirrored(rule, behaviours, random, live);
+  return copies.length > 0 ? { ...request, mirrors: copies } : request;
+}
+
+/**
+ * `count` requests to `app` from callers in the mesh, each carrying the headers `headers` draws for it.
+ * With mesh routing (a VirtualService's or HTTPRoutes'), each is routed by it (routeRequest): a destination
+ * with weight but no Ready pod answers 503 UH, one whose Service or subset does not exist 503 NC (500 NC
+ * from an HTTPRoute), no matching rule 404 NR. Without routing, the app's Service `<name>` takes them (its
+ * endpoints at random); without that Service there is nowhere to send them (no name to call).
  *
  * `app` is the app as the proxies know it, which may be a moment old; `live` (when given) names the pods
  * that exist now (`namespace/name`): a request sent to a pod no longer among them is reset (503 UC).
@@ -171,23 +248,19 @@ export function simulateRequests(
   behaviours: BehaviourTable,
   random: Random,
   live?: ReadonlySet<string>,
+  headers: readonly HeaderSpec[] = [],
 ): SimulatedRequest[] {
   const requests: SimulatedRequest[] = [];
   for (let i = 0; i < count; i++) {
-    if (app.route === null) {
+    const drawn = headers.length > 0 ? drawHeaders(headers, random) : {};
+    if (app.mesh === null) {
       if (app.service === null) continue;
       // No route: before the app is up nothing is bad, and the Service's own endpoints say which track.
       requests.push(through(app.service, (pod) => pod?.serviceTrack ?? null, {}, behaviours, random, live));
       continue;
     }
-    const destination = chooseDestination(app.route, random);
-    if (destination === undefined) continue; // every weight is 0: Envoy has nowhere to route, no workload sees it
-    const track = destination.track ?? null;
-    requests.push(
-      destination.cluster === null
-        ? noCluster(destination)
-        : through(destination.cluster, () => track, { noEndpoint: "noReadyPods" }, behaviours, random, live),
-    );
+    const request = routeRequest(app.mesh, drawn, app.port, behaviours, random, live);
+    if (request !== undefined) requests.push(request);
   }
   return requests;
 }
