@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { Command, CommanderError, Option as FlagOption } from "commander";
-import { controllerUrlPolicy, DEFAULT_URL_POLICY, UrlPolicyError } from "./metrics/url-policy.js";
+import { controllerUrlPolicy, DEFAULT_URL_POLICY, UrlPolicyError } from "./analysis/providers/url-policy.js";
 import { parseRoutePolicy, RoutePolicyError } from "./router/host-policy.js";
 
 /**
@@ -27,13 +27,13 @@ export interface Config {
   shards: number;
   /** Prometheus used by apps that set no prometheusURL. */
   defaultPrometheusURL: string | undefined;
-  /** Where an app's Prometheus may be (metrics/url-policy.ts); undefined means the default policy. */
+  /** Where an app's Prometheus may be (analysis/providers/url-policy.ts); undefined means the default policy. */
   prometheusURLPolicy: string[] | undefined;
   /** A generic JSON receiver told about every app's tests (besides each app's own notifications). */
   notificationURL: string | undefined;
   /**
-   * Where apps' webhooks and notifications may be POSTed (metrics/url-policy.ts entries); undefined means the
-   * default: Services of the app's own namespace only.
+   * Where apps' webhooks and notifications may be POSTed (analysis/providers/url-policy.ts entries); undefined
+   * means the default: Services of the app's own namespace only.
    */
   webhookURLPolicy: string[] | undefined;
   /** Whether a credential may be sent over plain http (default false: https only). */

@@ -9,7 +9,7 @@ import { controllerNodeFlags, DEFAULT_CONTROLLER_NODE_FLAGS } from "./node-flags
  * client-node's OpenID Connect refresh uses), through the controller's own modules.
  */
 const CLIENTS_SCRIPT = `
-const { PrometheusProvider } = await import(${JSON.stringify(new URL("./metrics/prometheus.js", import.meta.url).href)});
+const { PrometheusProvider } = await import(${JSON.stringify(new URL("./analysis/providers/prometheus/client.js", import.meta.url).href)});
 const { postJson } = await import(${JSON.stringify(new URL("./webhooks/post.js", import.meta.url).href)});
 const http = process.getBuiltinModule("node:http");
 const server = http.createServer((req, res) => {

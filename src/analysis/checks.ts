@@ -29,7 +29,7 @@ export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
 /**
  * A check an analysis runs, and how its outcome is judged: a PromQL query template (see templates.ts; rendered
  * for one app by `renderChecks`), or a webhook (mode "webhook", its URL as `query`). A new judge adds its mode,
- * and its provider beside Prometheus's and the webhooks' (metrics/by-mode.ts).
+ * and its provider beside Prometheus's and the webhooks' (providers/by-mode.ts).
  */
 export interface AnalysisCheck {
   name: string;

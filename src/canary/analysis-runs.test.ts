@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { pino } from "pino";
 import type { CanaryApp } from "../api/types.js";
 import { FakeClock, flush } from "../controller/fake-clock.test-helpers.js";
-import type { AnalysisProvider } from "../metrics/analysis-provider.js";
+import type { AnalysisProvider } from "../analysis/providers/analysis-provider.js";
 import type { AnalysisCheck } from "../analysis/checks.js";
 import type { QueryOutcome } from "../analysis/outcome.js";
 import { AnalysisRuns, type AnalysisState } from "./analysis-runs.js";

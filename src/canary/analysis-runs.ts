@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../time/clock.js";
 import type { CanaryApp, MetricResult } from "../api/types.js";
 import { toError } from "../kube/errors.js";
-import type { AnalysisProvider } from "../metrics/analysis-provider.js";
+import type { AnalysisProvider } from "../analysis/providers/analysis-provider.js";
 import type { AnalysisCheck } from "../analysis/checks.js";
 import type { QueryOutcome } from "../analysis/outcome.js";
 import { runAnalysis } from "./analysis.js";

@@ -1,5 +1,5 @@
 import type { CanaryApp, MetricResult } from "../api/types.js";
-import type { AnalysisProvider } from "../metrics/analysis-provider.js";
+import type { AnalysisProvider } from "../analysis/providers/analysis-provider.js";
 import { scoreAnalysis } from "../analysis/verdicts.js";
 import type { AnalysisCheck } from "../analysis/checks.js";
 

@@ -3,7 +3,7 @@ import type { Clock } from "../time/clock.js";
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import { appRef, childNames } from "../api/meta.js";
-import { objectKey, splitKey } from "../kube/keys.js";
+import { objectKey, splitKey } from "../object-keys.js";
 import { isConflict, statusCodeOf, toError } from "../kube/errors.js";
 import { desiredChildren, withMetadataLabels, type ChildObject } from "../resources/children.js";
 import { nameClash, ownedByAnotherApp, takeOverRefusal, type ExistingObject } from "../resources/ownership.js";

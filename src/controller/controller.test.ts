@@ -11,7 +11,7 @@ import {
 import { sleep } from "../time/clock.js";
 import { FakeClock, flush } from "./fake-clock.test-helpers.js";
 import { FakeInformer } from "./fake-informer.test-helpers.js";
-import { keyFromLabel, objectKey } from "../kube/keys.js";
+import { keyFromLabel, objectKey } from "../object-keys.js";
 
 interface Thing {
   metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string> };

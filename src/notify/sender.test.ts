@@ -4,8 +4,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { pino } from "pino";
 import type { CanaryApp, Notice } from "../api/types.js";
-import { ALLOWED_URLS_ANNOTATION } from "../metrics/credentials.js";
-import type { SecretData } from "../metrics/factory.js";
+import { ALLOWED_URLS_ANNOTATION, type SecretData } from "../analysis/providers/credentials.js";
 import { PostLimiter } from "../webhooks/rate-limit.js";
 import { noticeSender, type SenderOptions } from "./sender.js";
 

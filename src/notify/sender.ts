@@ -1,9 +1,12 @@
 import type { Logger } from "pino";
 import type { CanaryApp, Notice, NotificationType } from "../api/types.js";
-import { objectKey } from "../kube/keys.js";
-import { ALLOWED_URLS_ANNOTATION, credentialRefusal } from "../metrics/credentials.js";
-import type { SecretReader } from "../metrics/factory.js";
-import { renderedWebhookUrl, webhookSubject, type WebhookDestinations } from "../webhooks/destinations.js";
+import { objectKey } from "../object-keys.js";
+import { ALLOWED_URLS_ANNOTATION, credentialRefusal, type SecretReader } from "../analysis/providers/credentials.js";
+import {
+  renderedWebhookUrl,
+  webhookSubject,
+  type WebhookDestinations,
+} from "../analysis/providers/webhook-destinations.js";
 import { BodyTooLargeError, postJson } from "../webhooks/post.js";
 import type { PostLimiter } from "../webhooks/rate-limit.js";
 import type { NoticeSender } from "./deliveries.js";
@@ -15,7 +18,7 @@ export interface SenderOptions {
    * with its `canaryapp.io/allowed-urls` annotation.
    */
   readSecret: SecretReader;
-  /** Where the controller may POST for an app (webhooks/destinations.ts). */
+  /** Where the controller may POST for an app (analysis/providers/webhook-destinations.ts). */
   destinations: Pick<WebhookDestinations, "check">;
   /** Whether a URL read from a Secret may be plain http (--allow-plain-http-credentials). */
   allowPlainHttpCredentials: boolean;

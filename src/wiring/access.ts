@@ -8,11 +8,12 @@ import type { Clock } from "../time/clock.js";
 import type { Config } from "../config.js";
 import type { Informer } from "../controller/informer.js";
 import type { KubeRest } from "../kube/rest.js";
-import { prometheusAccess, type PrometheusAccess } from "../metrics/access.js";
-import { credentialSecretsInformer, type CredentialSecret } from "../metrics/credential-secrets.js";
-import { serviceLookup, ServiceVerdicts } from "../metrics/services.js";
+import { prometheusAccess, type PrometheusAccess } from "../analysis/providers/prometheus/access.js";
+import { credentialSecretsInformer, type CredentialSecret } from "./credential-secrets.js";
+import { ServiceVerdicts } from "../analysis/providers/services.js";
+import { serviceLookup } from "./service-lookup.js";
 import { parseRoutePolicy, type RoutePolicy } from "../router/host-policy.js";
-import { webhookDestinations, type WebhookDestinations } from "../webhooks/destinations.js";
+import { webhookDestinations, type WebhookDestinations } from "../analysis/providers/webhook-destinations.js";
 import { PostLimiter } from "../webhooks/rate-limit.js";
 import type { LateQueue } from "./later.js";
 

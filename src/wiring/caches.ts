@@ -11,7 +11,7 @@ import { ServedInformer } from "../controller/served-informer.js";
 import type { Informer, ObjectWithMeta } from "../controller/informer.js";
 import type { ShardCache, ShardWork } from "../controller/shard-work.js";
 import { shareLabelValue, shareOf, shareSelector } from "../controller/shards.js";
-import { keyFromLabel, objectKey, type KeyedObject } from "../kube/keys.js";
+import { keyFromLabel, objectKey, type KeyedObject } from "../object-keys.js";
 import { servesResource } from "../kube/discovery.js";
 import { CANARY_APPS, CHILD_KINDS, HTTP_ROUTES, PODS, type KindInfo } from "../kube/kinds.js";
 import type { KubeRest } from "../kube/rest.js";

@@ -10,7 +10,7 @@ import { EpochGate } from "../controller/epoch-gate.js";
 import type { Informer } from "../controller/informer.js";
 import { LeaderElector, leaseClientFor, type StopReason } from "../controller/leader-election.js";
 import type { ShardElector } from "../controller/shard-election.js";
-import { objectKey } from "../kube/keys.js";
+import { objectKey } from "../object-keys.js";
 import type { KubeRest } from "../kube/rest.js";
 import type { ControllerMetrics } from "../server/metrics.js";
 import type { Sharding } from "./sharding.js";

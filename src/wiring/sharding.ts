@@ -13,7 +13,7 @@ import { ShardElector } from "../controller/shard-election.js";
 import { ShardWork, type ShardCache } from "../controller/shard-work.js";
 import { clusterWriter, eventSink, type WriteObserver } from "../kube/cluster.js";
 import { EventRecorder, eventClientFor } from "../kube/events.js";
-import { objectKey, splitKey } from "../kube/keys.js";
+import { objectKey, splitKey } from "../object-keys.js";
 import type { KubeRest } from "../kube/rest.js";
 import type { ControllerMetrics } from "../server/metrics.js";
 import type { AppCaches } from "./caches.js";

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from "@kubernetes/client-node";
 import { startPrometheus, type RunningPrometheus } from "../../e2e/prometheus.js";
 import { startSimulator, type Simulator } from "../../e2e/sim/simulator.js";
-import { PrometheusProvider } from "../../src/metrics/prometheus.js";
+import { PrometheusProvider } from "../../src/analysis/providers/prometheus/client.js";
 import { BUILTIN_QUERIES, renderQuery } from "../../src/analysis/templates.js";
 import { testKubeConfig } from "../support/kube.js";
 

@@ -10,7 +10,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { CanaryAppSpec } from "../../src/api/types.js";
-import { ALLOWED_URLS_ANNOTATION, CREDENTIALS_LABEL, LEGACY_CREDENTIALS_LABEL } from "../../src/metrics/credentials.js";
+import {
+  ALLOWED_URLS_ANNOTATION,
+  CREDENTIALS_LABEL,
+  LEGACY_CREDENTIALS_LABEL,
+} from "../../src/analysis/providers/credentials.js";
 import { runController, type TestController } from "../support/controller.js";
 import { TEST_METRICS } from "../support/exporter.js";
 import { eventually } from "../support/kube.js";

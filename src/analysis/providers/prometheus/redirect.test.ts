@@ -6,13 +6,14 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, afterEach, before, describe, test } from "node:test";
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp } from "../../../api/types.js";
 import { prometheusAccess } from "./access.js";
 import { PrometheusConfigError } from "./errors.js";
 import { clearProviderCache, providerFor } from "./factory.js";
-import { PrometheusProvider } from "./prometheus.js";
-import { runAppQueries, STATUS_MESSAGE_MAX } from "./prometheus-analysis.js";
-import { allowsUrl, parseUrlPolicy } from "./url-policy.js";
+import { PrometheusProvider } from "./client.js";
+import { STATUS_MESSAGE_MAX } from "../message-text.js";
+import { runAppQueries } from "../prometheus.js";
+import { allowsUrl, parseUrlPolicy } from "../url-policy.js";
 
 interface Listener {
   url: string;

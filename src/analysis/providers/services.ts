@@ -6,13 +6,11 @@
  *
  * The controller caches no Services but its own children, and an informer over every Service of the watched
  * namespaces (or of the cluster, where a Prometheus usually lives) would hold thousands of objects to answer
- * a few questions. So each Service is read with one GET when it is first needed and kept for a short while:
- * `current` (before anything is sent) answers from a verdict at most `freshMs` old; `known` (the reconcile's
- * synchronous vet) answers from the last verdict, and refreshes it in the background once it is stale,
- * telling `changed` the apps that asked when it changes.
+ * a few questions. So each Service is read with one GET when it is first needed (the controller's lookup is
+ * wiring/service-lookup.ts) and kept for a short while: `current` (before anything is sent) answers from a
+ * verdict at most `freshMs` old; `known` (the reconcile's synchronous vet) answers from the last verdict, and
+ * refreshes it in the background once it is stale, telling `changed` the apps that asked when it changes.
  */
-import type { KubeRest } from "../kube/rest.js";
-import { statusCodeOf } from "../kube/errors.js";
 import type { ServiceName } from "./url-policy.js";
 
 /** The part of a core/v1 Service that decides where its name leads. */
@@ -45,28 +43,6 @@ export function serviceRefusal(result: ServiceLookupResult): string | undefined 
     return "has no selector: its Endpoints are written by hand and may name any address";
   }
   return undefined;
-}
-
-/** The ServiceLookup of a controller: a GET of the Service through its API client. */
-export function serviceLookup(api: Pick<KubeRest, "get">): ServiceLookup {
-  return async ({ namespace, name }) => {
-    try {
-      const service = await api.get<{ spec?: ServiceFacts }>({
-        group: "",
-        version: "v1",
-        plural: "services",
-        namespace,
-        name,
-      });
-      const spec = service.spec ?? {};
-      return { found: { type: spec.type, selector: spec.selector, externalName: spec.externalName } };
-    } catch (error) {
-      const code = statusCodeOf(error);
-      if (code === 404) return { missing: true };
-      if (code === 403) return { forbidden: true };
-      throw error;
-    }
-  };
 }
 
 /** Thrown by `known` while a Service was never looked up: the caller tries again once it has been. */

@@ -15,7 +15,7 @@
  * (`<name>.<namespace>.svc`), whoever writes Services in that namespace decides where it leads, so
  * `judgeUrl` tells the caller to check the Service (services.ts); an exact host or a prefix is the
  * operator's own choice and is taken as written. The same entries make the webhook policy
- * (webhooks/destinations.ts).
+ * (webhook-destinations.ts).
  */
 
 /** The entries used when the controller is given none: in-cluster Services. */

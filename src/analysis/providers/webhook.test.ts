@@ -2,15 +2,15 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import type { CanaryApp } from "../api/types.js";
-import { scoreAnalysis } from "../analysis/verdicts.js";
-import type { AnalysisCheck } from "../analysis/checks.js";
-import type { AnalysisProvider } from "../metrics/analysis-provider.js";
-import { analysisByMode } from "../metrics/by-mode.js";
-import { webhookDestinations } from "./destinations.js";
-import { MAX_REQUEST_BODY_BYTES } from "./post.js";
-import { PostLimiter } from "./rate-limit.js";
-import { webhookAnalysis, webhookRefusal } from "./analysis.js";
+import type { CanaryApp } from "../../api/types.js";
+import { scoreAnalysis } from "../verdicts.js";
+import type { AnalysisCheck } from "../checks.js";
+import type { AnalysisProvider } from "./analysis-provider.js";
+import { analysisByMode } from "./by-mode.js";
+import { webhookDestinations } from "./webhook-destinations.js";
+import { MAX_REQUEST_BODY_BYTES } from "../../webhooks/post.js";
+import { PostLimiter } from "../../webhooks/rate-limit.js";
+import { webhookAnalysis, webhookRefusal } from "./webhook.js";
 
 /** Destinations that allow what `allows` says, without any Service involved. */
 function destinations(allows: (url: string) => boolean) {

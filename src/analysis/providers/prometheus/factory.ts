@@ -6,14 +6,15 @@
  */
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
-import { DEFAULTS } from "../api/defaults.js";
-import type { CanaryApp } from "../api/types.js";
-import { ALLOWED_URLS_ANNOTATION, type AccessRefusal } from "./credentials.js";
+import { DEFAULTS } from "../../../api/defaults.js";
+import type { CanaryApp } from "../../../api/types.js";
+import { ALLOWED_URLS_ANNOTATION, type AccessRefusal, type SecretData, type SecretReader } from "../credentials.js";
 import { PrometheusConfigError } from "./errors.js";
 import type { MetricsProvider } from "./provider.js";
-import { PrometheusProvider, safeEndpoint, type PrometheusAuth } from "./prometheus.js";
+import { PrometheusProvider, type PrometheusAuth } from "./client.js";
+import { safeEndpoint } from "../message-text.js";
 import type { RetryPolicy } from "./retry.js";
-import { objectKey } from "../kube/keys.js";
+import { objectKey } from "../../../object-keys.js";
 
 /** What the controller's configuration supplies for every app. */
 export interface ProviderDefaults {
@@ -21,13 +22,13 @@ export interface ProviderDefaults {
   prometheusURL?: string | undefined;
   retry?: Partial<RetryPolicy>;
   log?: Logger;
-  /** Refuses an app's Prometheus settings before any Secret is read or request sent (credentials.ts). */
+  /** Refuses an app's Prometheus settings before any Secret is read or request sent (../credentials.ts). */
   vet?: (app: CanaryApp) => AccessRefusal | undefined | Promise<AccessRefusal | undefined>;
-  /** Whether a redirect may be followed to this URL (url-policy.ts); absent: any. */
+  /** Whether a redirect may be followed to this URL (../url-policy.ts); absent: any. */
   allowRedirect?: (url: URL) => boolean;
   /**
    * Why credentials from a Secret with this `canaryapp.io/allowed-urls` annotation may not be sent to `url`
-   * (credentials.ts), or undefined: checked against the Secret as read, for the URL and every redirect.
+   * (../credentials.ts), or undefined: checked against the Secret as read, for the URL and every redirect.
    * Absent: credentials go wherever the URL policy allows.
    */
   credentialsMayGo?: (
@@ -35,15 +36,6 @@ export interface ProviderDefaults {
     url: string,
   ) => string | undefined;
 }
-
-/** The part of a core/v1 Secret that is read: `data` values are base64, as the API returns them. */
-export interface SecretData {
-  data?: Record<string, string> | undefined;
-  metadata?: { annotations?: Record<string, string> | undefined } | undefined;
-}
-
-/** Looks a Secret up; resolves null/undefined when it does not exist. */
-export type SecretReader = (namespace: string, name: string) => Promise<SecretData | null | undefined>;
 
 /** Keys read from the Secret named by `spec.prometheus.secretRef`. */
 export const SECRET_KEYS = { token: "token", username: "username", password: "password", ca: "ca.crt" } as const;

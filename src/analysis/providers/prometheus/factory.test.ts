@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { afterEach, describe, test } from "node:test";
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp } from "../../../api/types.js";
 import { PrometheusConfigError } from "./errors.js";
 import { scalarBody, startFakePrometheus } from "./fake-prometheus.test-helpers.js";
-import { clearProviderCache, connectionFor, providerFor, type SecretData, type SecretReader } from "./factory.js";
-import type { PrometheusProvider } from "./prometheus.js";
+import type { SecretData, SecretReader } from "../credentials.js";
+import { clearProviderCache, connectionFor, providerFor } from "./factory.js";
+import type { PrometheusProvider } from "./client.js";
 
 function app(spec: Partial<CanaryApp["spec"]> = {}): CanaryApp {
   return { metadata: { name: "web", namespace: "shop" }, spec: { image: "web:v1", imageListenPort: 8080, ...spec } };

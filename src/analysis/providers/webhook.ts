@@ -1,13 +1,16 @@
-import type { CanaryApp } from "../api/types.js";
-import type { AnalysisCheck } from "../analysis/checks.js";
-import type { QueryOutcome } from "../analysis/outcome.js";
-import { objectKey } from "../kube/keys.js";
-import { renderedWebhookUrl, webhookSubject, type WebhookDestinations } from "./destinations.js";
-import { bodyBytes, MAX_REQUEST_BODY_BYTES, postJson } from "./post.js";
-import type { PostLimiter } from "./rate-limit.js";
-import type { AnalysisProvider } from "../metrics/analysis-provider.js";
-import { shortText } from "../metrics/prometheus.js";
-import { STATUS_MESSAGE_MAX } from "../metrics/prometheus-analysis.js";
+/**
+ * The webhook provider: each `webhook` check is a POST (webhooks/post.ts) to a URL the webhook policy allows
+ * (webhook-destinations.ts), paced by the per-app rate limit (webhooks/rate-limit.ts).
+ */
+import type { CanaryApp } from "../../api/types.js";
+import type { AnalysisCheck } from "../checks.js";
+import type { QueryOutcome } from "../outcome.js";
+import { objectKey } from "../../object-keys.js";
+import { renderedWebhookUrl, webhookSubject, type WebhookDestinations } from "./webhook-destinations.js";
+import { bodyBytes, MAX_REQUEST_BODY_BYTES, postJson } from "../../webhooks/post.js";
+import type { PostLimiter } from "../../webhooks/rate-limit.js";
+import type { AnalysisProvider } from "./analysis-provider.js";
+import { shortText, STATUS_MESSAGE_MAX } from "./message-text.js";
 
 /** What a webhook check is sent: the app, where its test stands, and the spec's metadata. */
 export interface WebhookPayload {
@@ -40,7 +43,7 @@ export function webhookPayload(app: CanaryApp, check: AnalysisCheck): WebhookPay
 }
 
 export interface WebhookAnalysisOptions {
-  /** Where the controller may POST for an app (webhooks/destinations.ts). */
+  /** Where the controller may POST for an app (webhook-destinations.ts). */
   destinations: Pick<WebhookDestinations, "check">;
   /** The per-app rate limit of POSTs (webhooks/rate-limit.ts); absent: none. */
   limiter?: Pick<PostLimiter, "take">;
@@ -87,7 +90,7 @@ async function callWebhook(
   }
 }
 
-/** What the vet asks of the webhook policy (webhooks/destinations.ts). */
+/** What the vet asks of the webhook policy (webhook-destinations.ts). */
 export type WebhookVet = Pick<WebhookDestinations, "vet">;
 
 /**

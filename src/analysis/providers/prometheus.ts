@@ -1,11 +1,17 @@
-import type { CanaryApp } from "../api/types.js";
+/**
+ * The Prometheus provider: every check is a PromQL query against the app's own Prometheus. What only it uses
+ * is in prometheus/: the connection pool (factory.ts), the HTTP client (client.ts) with its errors, retries and
+ * results, and the controller's rules for reaching an app's Prometheus (access.ts).
+ */
+import type { CanaryApp } from "../../api/types.js";
 import type { AnalysisProvider } from "./analysis-provider.js";
-import { PrometheusError } from "./errors.js";
-import type { ProviderDefaults, ProviderPool, SecretReader } from "./factory.js";
-import { providerFor } from "./factory.js";
-import { shortText } from "./prometheus.js";
-import type { CheckOutcome } from "./provider.js";
-import { errorOutcome, runChecks } from "./runner.js";
+import { PrometheusError } from "./prometheus/errors.js";
+import type { SecretReader } from "./credentials.js";
+import type { ProviderDefaults, ProviderPool } from "./prometheus/factory.js";
+import { providerFor } from "./prometheus/factory.js";
+import { shortText, STATUS_MESSAGE_MAX } from "./message-text.js";
+import type { CheckOutcome } from "./prometheus/provider.js";
+import { errorOutcome, runChecks } from "./prometheus/runner.js";
 
 /** What the Prometheus judge needs: the controller's defaults, a Secret reader and the connection pool. */
 export interface PrometheusAnalysisOptions {
@@ -37,9 +43,6 @@ export async function runAppQueries(
   }
   return (await runChecks(provider, queries)).map(forStatus);
 }
-
-/** Longest error message an outcome carries into status and Events. */
-export const STATUS_MESSAGE_MAX = 240;
 
 /**
  * An outcome as it may be shown to the app's authors: an error's message is printable and short, whatever

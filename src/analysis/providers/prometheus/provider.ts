@@ -4,7 +4,7 @@
  * (runner.ts) is the adapter that turns rejections into `{ kind: "error" }` outcomes for the planner, so
  * the retry policy and the error kinds stay visible to whoever calls `query` directly.
  */
-import type { QueryOutcome } from "../analysis/outcome.js";
+import type { QueryOutcome } from "../../outcome.js";
 import type { PrometheusErrorReason } from "./errors.js";
 
 /** What a successful query yields: the non-error part of `QueryOutcome`. */

@@ -11,9 +11,9 @@
  * - the URL must be inside the controller's policy (url-policy.ts), and a URL allowed only as a Service's
  *   name must name a Service that selects pods (services.ts).
  */
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp } from "../../api/types.js";
 import { destinationRefusal, listed } from "./destination.js";
-import { safeEndpoint } from "./prometheus.js";
+import { safeEndpoint } from "./message-text.js";
 import { judgeUrl, parseUrlPolicy, UrlPolicyError, type ServiceName, type UrlPolicy } from "./url-policy.js";
 
 /** The label that makes a Secret usable by the controller: Prometheus credentials, notification URLs. */
@@ -44,6 +44,15 @@ export interface LabelledSecret {
     annotations?: Record<string, string> | undefined;
   };
 }
+
+/** The part of a core/v1 Secret that is read: `data` values are base64, as the API returns them. */
+export interface SecretData {
+  data?: Record<string, string> | undefined;
+  metadata?: { annotations?: Record<string, string> | undefined } | undefined;
+}
+
+/** Looks a Secret up; resolves null/undefined when it does not exist. */
+export type SecretReader = (namespace: string, name: string) => Promise<SecretData | null | undefined>;
 
 /** Why the controller will not query an app's Prometheus; `reason` is the condition's and Event's reason. */
 export interface AccessRefusal {

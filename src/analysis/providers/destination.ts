@@ -3,7 +3,7 @@
  * Prometheus policy, the webhook policy): the policy's judgement (url-policy.ts) and, for a URL allowed only
  * as a Service's name, the verdict on that Service (services.ts). Pure: the verdict comes from the caller.
  */
-import { shortText } from "./prometheus.js";
+import { shortText } from "./message-text.js";
 import { judgeUrl, type ServiceName, type UrlPolicy } from "./url-policy.js";
 
 /** How a policy is named in messages. */

@@ -1,6 +1,6 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { keyFromControllerOwner, keyFromLabel, objectKey, splitKey } from "./keys.js";
+import { keyFromControllerOwner, keyFromLabel, objectKey, splitKey } from "./object-keys.js";
 
 describe("keys", () => {
   test("objectKey and splitKey round-trip", () => {

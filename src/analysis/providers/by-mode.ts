@@ -1,6 +1,6 @@
 import type { AnalysisProvider } from "./analysis-provider.js";
-import type { AnalysisCheck, CheckMode } from "../analysis/checks.js";
-import type { QueryOutcome } from "../analysis/outcome.js";
+import type { AnalysisCheck, CheckMode } from "../checks.js";
+import type { QueryOutcome } from "../outcome.js";
 
 /**
  * One AnalysisProvider over several: each check goes to the provider of its mode (webhooks to one, queries

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp } from "../../api/types.js";
 import fc from "fast-check";
-import { appsUsingSecret, prometheusAccess } from "./access.js";
+import { appsUsingSecret, prometheusAccess } from "./prometheus/access.js";
 import {
   ALLOWED_URLS_ANNOTATION,
   CREDENTIALS_LABEL,

@@ -11,14 +11,14 @@
  * own search path first (its own namespace's `svc` domain, where a headless Service named like the app's
  * namespace would answer), so the Service checked would not be the address reached.
  */
-import type { CanaryApp } from "../api/types.js";
-import { withDefaults } from "../api/defaults.js";
-import { objectKey } from "../kube/keys.js";
-import { destinationRefusal, serviceToCheck } from "../metrics/destination.js";
-import { safeEndpoint } from "../metrics/prometheus.js";
-import type { ServiceVerdicts } from "../metrics/services.js";
-import { judgeUrl, parseUrlPolicy, type UrlPolicy } from "../metrics/url-policy.js";
-import { renderQuery, templateVars } from "../analysis/templates.js";
+import type { CanaryApp } from "../../api/types.js";
+import { withDefaults } from "../../api/defaults.js";
+import { objectKey } from "../../object-keys.js";
+import { destinationRefusal, serviceToCheck } from "./destination.js";
+import { safeEndpoint } from "./message-text.js";
+import type { ServiceVerdicts } from "./services.js";
+import { judgeUrl, parseUrlPolicy, type UrlPolicy } from "./url-policy.js";
+import { renderQuery, templateVars } from "../templates.js";
 
 /** Stands for the app's namespace in an entry of the webhook policy. */
 export const NAMESPACE_PLACEHOLDER = "{namespace}";

@@ -10,7 +10,7 @@ import type { Informer, ObjectWithMeta } from "../controller/informer.js";
 import type { Watcher } from "../kube/list-watch.js";
 import { createInformer } from "../controller/create-informer.js";
 import { onAllSynced } from "../controller/multi-namespace-informer.js";
-import { CREDENTIALS_SELECTORS } from "./credentials.js";
+import { CREDENTIALS_SELECTORS } from "../analysis/providers/credentials.js";
 import type { KubeRest } from "../kube/rest.js";
 
 export type CredentialSecret = V1Secret & ObjectWithMeta;

@@ -4,10 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startPrometheus, type RunningPrometheus } from "../../e2e/prometheus.js";
+import { startPrometheus, type RunningPrometheus } from "../../../../e2e/prometheus.js";
 import { PrometheusQueryError, UnexpectedResultError } from "./errors.js";
 import { startCountingProxy, type TestServer } from "./fake-prometheus.test-helpers.js";
-import { PrometheusProvider } from "./prometheus.js";
+import { PrometheusProvider } from "./client.js";
 import type { DataOutcome } from "./provider.js";
 import { runChecks } from "./runner.js";
 

@@ -5,6 +5,7 @@ import { PrometheusConfigError, toPrometheusError } from "./errors.js";
 import type { DataOutcome, MetricsProvider } from "./provider.js";
 import { respellInfinities, toOutcome } from "./result.js";
 import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from "./retry.js";
+import { safeEndpoint, shortText } from "../message-text.js";
 
 /** How to authenticate to Prometheus: a bearer token, or HTTP basic auth. */
 export type PrometheusAuth = { bearerToken: string } | { username: string; password: string };
@@ -36,29 +37,6 @@ function describeBody(data: unknown, statusText: unknown): string {
     return shortText(data.trim().split("\n")[0] ?? "");
   }
   return typeof statusText === "string" && statusText !== "" ? statusText : "no detail";
-}
-
-/** Printable ASCII only, whitespace collapsed, at most `max` characters. */
-export function shortText(text: string, max = 80): string {
-  const clean = text
-    .replace(/[^\x20-\x7e]+/g, " ")
-    .replace(/\s+/g, " ")
-    .trim();
-  return clean.length <= max ? clean : `${clean.slice(0, max - 1)}…`;
-}
-
-/** The endpoint as it may appear in messages and logs: no user info, no query string. */
-export function safeEndpoint(endpoint: string): string {
-  try {
-    const url = new URL(endpoint);
-    url.username = "";
-    url.password = "";
-    url.search = "";
-    url.hash = "";
-    return url.toString().replace(/\/$/, "");
-  } catch {
-    return "(invalid URL)";
-  }
 }
 
 /**

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { CanaryApp } from "../api/types.js";
-import { ServiceNotKnownYet, ServiceVerdicts, type ServiceLookupResult } from "../metrics/services.js";
-import { UrlPolicyError } from "../metrics/url-policy.js";
-import { DEFAULT_WEBHOOK_URL_POLICY, renderedWebhookUrl, webhookDestinations } from "./destinations.js";
+import type { CanaryApp } from "../../api/types.js";
+import { ServiceNotKnownYet, ServiceVerdicts, type ServiceLookupResult } from "./services.js";
+import { UrlPolicyError } from "./url-policy.js";
+import { DEFAULT_WEBHOOK_URL_POLICY, renderedWebhookUrl, webhookDestinations } from "./webhook-destinations.js";
 
 function app(namespace = "shop"): CanaryApp {
   return { metadata: { name: "web", namespace }, spec: { image: "web:v1", imageListenPort: 8080 } };

@@ -1,4 +1,4 @@
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp } from "../../../api/types.js";
 import {
   ALLOWED_URLS_ANNOTATION,
   credentialRefusal,
@@ -8,12 +8,13 @@ import {
   type AccessRefusal,
   type AccessRules,
   type LabelledSecret,
-} from "./credentials.js";
-import type { SecretData, SecretReader } from "./factory.js";
-import { safeEndpoint } from "./prometheus.js";
-import type { ServiceVerdicts } from "./services.js";
-import { controllerUrlPolicy, judgeUrl, type UrlPolicy } from "./url-policy.js";
-import { objectKey } from "../kube/keys.js";
+  type SecretData,
+  type SecretReader,
+} from "../credentials.js";
+import { safeEndpoint } from "../message-text.js";
+import type { ServiceVerdicts } from "../services.js";
+import { controllerUrlPolicy, judgeUrl, type UrlPolicy } from "../url-policy.js";
+import { objectKey } from "../../../object-keys.js";
 
 export interface PrometheusAccess {
   policy: UrlPolicy;
@@ -39,7 +40,7 @@ export interface PrometheusAccess {
 /**
  * The controller's rules for reaching Prometheus, over its label-filtered Secret cache: the URL policy (from
  * `--prometheus-url-policy`, with the controller's own default Prometheus always allowed), the Service check
- * for URLs allowed only as a Service's name, and the credentials rules (credentials.ts).
+ * for URLs allowed only as a Service's name, and the credentials rules (../credentials.ts).
  */
 export function prometheusAccess(options: {
   policyEntries: readonly string[] | undefined;

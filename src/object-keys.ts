@@ -1,6 +1,8 @@
 /**
  * Work queue keys are `namespace/name` of the object to reconcile. These helpers map watched objects to
- * the key of the object they belong to, for `Controller.watch`.
+ * the key of the object they belong to, for `Controller.watch`. Whatever is kept or told per app (the posts'
+ * rate limit, the apps that asked about a Service) goes by the same key; this file imports nothing, so any
+ * folder may use it.
  */
 
 /** An owner reference, as in metadata.ownerReferences. */

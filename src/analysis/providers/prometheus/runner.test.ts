@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, test } from "node:test";
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp } from "../../../api/types.js";
 import { PrometheusQueryError, PrometheusUnavailableError } from "./errors.js";
 import { clearProviderCache } from "./factory.js";
 import { scalarBody, startFakePrometheus } from "./fake-prometheus.test-helpers.js";
 import type { DataOutcome, MetricsProvider } from "./provider.js";
-import { runAppQueries } from "./prometheus-analysis.js";
+import { runAppQueries } from "../prometheus.js";
 import { runChecks } from "./runner.js";
 
 /** A provider answering from a table, each answer after `delayMs`, counting queries in flight. */

@@ -1,5 +1,5 @@
 /**
- * Turning an instant query's result into numbers. Pure: the HTTP side is in prometheus.ts.
+ * Turning an instant query's result into numbers. Pure: the HTTP side is in client.ts.
  */
 import { UnexpectedResultError } from "./errors.js";
 import type { DataOutcome } from "./provider.js";

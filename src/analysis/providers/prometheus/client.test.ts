@@ -20,7 +20,8 @@ import {
   type Reply,
   type TestServer,
 } from "./fake-prometheus.test-helpers.js";
-import { PrometheusProvider, safeEndpoint, type PrometheusProviderOptions } from "./prometheus.js";
+import { safeEndpoint } from "../message-text.js";
+import { PrometheusProvider, type PrometheusProviderOptions } from "./client.js";
 
 /** Fast retries so the tests measure attempts, not waiting. */
 const FAST = { retries: 3, minTimeoutMs: 5, factor: 2, maxRetryTimeMs: 5_000 };
