@@ -9,7 +9,7 @@ import { pino } from "pino";
 import { Controller, DEFAULT_STUCK_AFTER_MS } from "../controller/controller.js";
 import { FakeClock, flush } from "../controller/fake-clock.test-helpers.js";
 import { FakeInformer } from "../controller/fake-informer.test-helpers.js";
-import { objectKey } from "../kube/keys.js";
+import { objectKey } from "../object-keys.js";
 import { startHttpServer } from "./http.js";
 
 interface Thing {
