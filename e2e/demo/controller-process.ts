@@ -21,6 +21,8 @@ export interface ControllerProcessOptions {
   logPath: string;
   /** Budget for /readyz (default 30 s). */
   timeoutMs?: number;
+  /** More flags, e.g. the gateways and hosts the operator allows (`--allowed-gateways=…`). */
+  flags?: string[];
 }
 
 export interface ControllerProcess {
@@ -48,6 +50,7 @@ export async function startControllerProcess(opts: ControllerProcessOptions): Pr
     `--namespaces=${opts.namespace}`,
     "--leader-elect=false",
     "--http-address=127.0.0.1:0",
+    ...(opts.flags ?? []),
   ];
   const fd = openSync(opts.logPath, "w");
   let child: ChildProcess;

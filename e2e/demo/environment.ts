@@ -12,7 +12,7 @@ import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js"
 import { startControlPlane, type ControlPlane } from "../cluster/index.js";
 import { waitFor } from "../cluster/wait.js";
 import { SCRAPE_JOB, startPrometheus, type RunningPrometheus } from "../prometheus.js";
-import { startSimulator, type Simulator } from "../sim/simulator.js";
+import { startSimulator, type Simulator, type SimulatorOptions } from "../sim/simulator.js";
 import { startControllerProcess, type ControllerProcess } from "./controller-process.js";
 import { Kubectl, toolchainKubectl } from "./kubectl.js";
 
@@ -37,6 +37,10 @@ export interface EnvironmentOptions {
   signal?: AbortSignal;
   /** Told as each part comes up, with how long it took. */
   progress?: (part: string, detail: string, ms: number) => void;
+  /** More of the simulator's traffic: through Gateways, with headers and cookies (e2e/sim/simulator.ts). */
+  traffic?: Pick<SimulatorOptions, "gatewayRps" | "gatewayNamespaces" | "requestHeaders">;
+  /** More controller flags, e.g. the gateways and hosts the operator allows. */
+  controllerFlags?: string[];
 }
 
 export interface Environment {
@@ -103,6 +107,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
           // (4 ticks of 250 ms), so the story shows what each would suffer (e2e/sim, ADR 0010).
           outsideMeshRps: OUTSIDE_MESH_RPS,
           propagationTicks: PROPAGATION_TICKS,
+          ...opts.traffic,
         }),
       (s) => `${s.state().rps} requests/s per app, Istio metrics at ${s.url}/metrics`,
     );
@@ -127,6 +132,7 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
           namespace: opts.namespace,
           prometheusURL: prometheus.url,
           logPath: join(workDir, "controller.log"),
+          ...(opts.controllerFlags !== undefined ? { flags: opts.controllerFlags } : {}),
         }),
       (c) => `pid ${c.pid}, watching namespace ${opts.namespace}, ${c.url}/metrics`,
     );

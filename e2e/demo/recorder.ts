@@ -87,6 +87,8 @@ export class StoryRecorder {
   private readonly informers: Informer<unknown>[];
   private readonly names: ReturnType<typeof childNames>;
   private readonly readWeights: (route: unknown) => RouteWeights | null;
+  /** The route's implementation reports what it carries (the Gateway API's status), read by `readWeights`. */
+  private readonly reportsCarried: boolean;
   private current: {
     app: CanaryApp | undefined;
     weights: RouteWeights | null;
@@ -103,6 +105,7 @@ export class StoryRecorder {
     this.names = childNames(name);
     const route = ROUTES[mesh];
     this.readWeights = route.read;
+    this.reportsCarried = mesh === "gateway-api";
     const { apps, core, customObjects, watch } = createClients(kc);
     const common = { namespaces: [namespace], watcher: watch, log };
     const canaryApps = createInformer<CanaryApp>({
@@ -304,6 +307,9 @@ export class StoryRecorder {
 
   private routeChanged(vs: VirtualServiceLike | undefined): void {
     const weights = vs === undefined ? null : this.readWeights(vs);
+    // A route written but not yet carried (its implementation has not reported on this generation) still
+    // routes by the split it carried last: no change until it carries the new one.
+    if (this.reportsCarried && vs !== undefined && weights === null && this.current.weights !== null) return;
     if (JSON.stringify(weights) === JSON.stringify(this.current.weights)) return;
     this.current.weights = weights;
     this.push({ kind: "route", at: Date.now(), weights });

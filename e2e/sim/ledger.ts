@@ -62,6 +62,11 @@ export interface AppState {
   throughGateways: Record<Destination, SentCounts>;
   /** Copies of requests mirrored to a pod (answers discarded), by the track of the mirror. */
   mirrored: Record<Destination, SentCounts>;
+  /**
+   * Of the mesh requests (`sent`), those that carried a header or cookie of the simulator's `requestHeaders`,
+   * by the track they reached: what an A/B rule on them may send to the secondary.
+   */
+  tagged: Record<Destination, SentCounts>;
   /** Requests that reached a destination with no Ready pod, or were reset by a deleted pod (mesh or not). */
   bad: BadCounts;
   /** The first and latest bad requests (at most 20), to tell where they came from. */
@@ -106,6 +111,7 @@ export class Ledger {
   private readonly outside = new Map<string, Record<Destination, SentCounts>>();
   private readonly gateway = new Map<string, Record<Destination, SentCounts>>();
   private readonly mirrors = new Map<string, Record<Destination, SentCounts>>();
+  private readonly tagged = new Map<string, Record<Destination, SentCounts>>();
   private readonly bad = new Map<string, BadCounts>();
   private readonly recentBad = new Map<string, string[]>();
   private views: AppView[] = [];
@@ -126,6 +132,12 @@ export class Ledger {
     const table = via !== undefined ? this.gateway : outsideMesh ? this.outside : this.sent;
     let counts = table.get(key);
     if (!counts) table.set(key, (counts = emptySent()));
+    const carried = requests.filter((r) => r.tagged === true);
+    if (carried.length > 0 && via === undefined && !outsideMesh) {
+      let tagged = this.tagged.get(key);
+      if (!tagged) this.tagged.set(key, (tagged = emptySent()));
+      count(tagged, carried, undefined);
+    }
     const copies = requests.flatMap((r) => r.mirrors ?? []);
     if (copies.length > 0) {
       let mirrored = this.mirrors.get(key);
@@ -185,6 +197,7 @@ export class Ledger {
         outsideMesh: structuredClone(this.outside.get(`${v.namespace}/${v.name}`) ?? emptySent()),
         throughGateways: structuredClone(this.gateway.get(`${v.namespace}/${v.name}`) ?? emptySent()),
         mirrored: structuredClone(this.mirrors.get(`${v.namespace}/${v.name}`) ?? emptySent()),
+        tagged: structuredClone(this.tagged.get(`${v.namespace}/${v.name}`) ?? emptySent()),
         bad: { ...(this.bad.get(`${v.namespace}/${v.name}`) ?? { noReadyPods: 0, reset: 0, replaced: 0 }) },
         recentBad: [...(this.recentBad.get(`${v.namespace}/${v.name}`) ?? [])],
       })),

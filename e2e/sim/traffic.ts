@@ -58,6 +58,8 @@ export interface SimulatedRequest {
    * answered by that pod, the answer discarded (the caller gets this request's own). Absent: none.
    */
   mirrors?: SimulatedRequest[];
+  /** It carried a header or cookie of the simulator's `requestHeaders` (an A/B rule may match it). */
+  tagged?: true;
 }
 
 /** How long Envoy takes to answer 503 when it has no cluster or no healthy host: next to nothing. */
@@ -260,7 +262,7 @@ export function simulateRequests(
       continue;
     }
     const request = routeRequest(app.mesh, drawn, app.port, behaviours, random, live);
-    if (request !== undefined) requests.push(request);
+    if (request !== undefined) requests.push(Object.keys(drawn).length > 0 ? { ...request, tagged: true } : request);
   }
   return requests;
 }
