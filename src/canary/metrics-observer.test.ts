@@ -30,3 +30,33 @@ test("a step's duration is observed once, when the next step begins or the test 
   assert.match(text, /canaryapp_step_duration_seconds_count\{namespace="shop",name="web"\} 2/);
   assert.match(text, /canaryapp_step_duration_seconds_sum\{namespace="shop",name="web"\} 10/);
 });
+
+test("the weight, the mirror share and the A/B phase follow status.weights, 0 outside their phase", async () => {
+  const metrics = new ControllerMetrics({ processMetrics: false });
+  const observer = new MetricsObserver(metrics);
+  const gauges = async () =>
+    (await metrics.metrics())
+      .split("\n")
+      .filter((l) => /^canaryapp_secondary_(weight|mirror_percent|matched)\{/.test(l))
+      .map((l) => l.replace(/\{[^}]*\}/, ""));
+  observer.appObserved(app, { phase: "Progressing", weights: { primary: 100, secondary: 0, mirror: 20 } });
+  assert.deepEqual(await gauges(), [
+    "canaryapp_secondary_weight 0",
+    "canaryapp_secondary_mirror_percent 20",
+    "canaryapp_secondary_matched 0",
+  ]);
+  observer.appObserved(app, { phase: "Progressing", weights: { primary: 100, secondary: 0, match: true } });
+  assert.deepEqual(await gauges(), [
+    "canaryapp_secondary_weight 0",
+    "canaryapp_secondary_mirror_percent 0",
+    "canaryapp_secondary_matched 1",
+  ]);
+  observer.appObserved(app, { phase: "Healthy" });
+  assert.deepEqual(await gauges(), [
+    "canaryapp_secondary_weight 0",
+    "canaryapp_secondary_mirror_percent 0",
+    "canaryapp_secondary_matched 0",
+  ]);
+  observer.appRemoved("shop", "web");
+  assert.deepEqual(await gauges(), []);
+});

@@ -26,6 +26,8 @@ export class MetricsObserver implements ReconcileObserver {
     this.metrics.setAppState(namespace, name, {
       ...(status.phase ? { phase: status.phase } : {}),
       secondaryWeight: status.weights?.secondary ?? 0,
+      secondaryMirrorPercent: status.weights?.mirror ?? 0,
+      secondaryMatched: status.weights?.match === true,
       failedChecks: status.canary?.failedChecks ?? 0,
     });
   }

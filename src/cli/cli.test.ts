@@ -1,10 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
+import { withDefaults } from "../api/defaults.js";
+import { normalRule } from "../api/match-rule.js";
+import type { CanaryApp, CanaryAppSpec, CanaryAppStatus, CanaryState } from "../api/types.js";
+import { buildHTTPRoute } from "../router/gateway-api.js";
+import { buildVirtualService } from "../router/istio.js";
+import type { Weights } from "../rollout/types.js";
 import { controlAnnotations } from "./controls.js";
 import { historyRows, renderHistory } from "./history.js";
+import { applyWatched } from "./kube.js";
 import { parseTimeout } from "./program.js";
-import { age, batchLine, progressBar, renderSnapshot, routeWeights } from "./view.js";
+import { age, batchLine, progressBar, readRoute, renderSnapshot, routeWeights, type Snapshot } from "./view.js";
 import { judge } from "./wait.js";
 
 const V1 = "registry.example.com/app:v1";
@@ -274,6 +280,188 @@ describe("view", () => {
     assert.match(tree[2] ?? "", /^ {4}├── Pod\/demo-0 .*app:v1 {2}stable demo-5b9c$/);
     assert.match(tree[3] ?? "", /^ {4}├── Pod\/demo-2 .*app:v2 {2}canary demo-7d4f$/);
     assert.match(tree[4] ?? "", /^ {4}└── Pod\/demo-10 .*app:v1 {2}stable demo-5b9c$/);
+  });
+});
+
+describe("view: the mirror and A/B phases, and the HTTPRoute of mesh: gateway-api", () => {
+  const RULE = { headers: { "x-canary": { exact: "insider" } } };
+  const NOW = new Date("2026-01-01T00:01:00Z");
+
+  /** An app with 2 mirror steps, 1 A/B step, then 30 % and 60 % (5 steps), routed by an HTTPRoute. */
+  function phased(spec: Partial<CanaryAppSpec> = {}): CanaryApp {
+    const base = app(undefined);
+    return {
+      ...base,
+      metadata: { ...base.metadata, uid: "u1" },
+      spec: {
+        ...base.spec,
+        mesh: "gateway-api",
+        service: { port: 80, hosts: ["web.example.com"], gateways: ["istio-system/public"] },
+        analysis: {
+          interval: "30s",
+          mirror: { percent: 20, iterations: 2 },
+          match: { rules: [RULE] },
+          stepWeights: [30, 60],
+          metrics: [{ name: "latency", query: "p99", max: 500 }],
+        },
+        ...spec,
+      },
+    };
+  }
+
+  function testing(a: CanaryApp, step: number, weights: CanaryAppStatus["weights"]): CanaryApp {
+    const canary: CanaryState = {
+      image: V2,
+      stage: "Stepping",
+      step,
+      startedAt: "2026-01-01T00:00:00Z",
+      stepStartedAt: "2026-01-01T00:00:30Z",
+      failedChecks: 0,
+    };
+    return { ...a, status: { phase: "Progressing", observedGeneration: 2, primaryImage: V1, weights, canary } };
+  }
+
+  /** The HTTPRoute the controller writes for `weights`, with the status its implementation writes. */
+  function httpRoute(
+    a: CanaryApp,
+    weights: Weights,
+    gateway: { status: "True" | "False"; reason: string; message?: string },
+  ) {
+    const route = buildHTTPRoute(a, withDefaults(a.spec), weights);
+    const generation = 3;
+    const condition = (type: string, status: string, reason: string, message = "") => ({
+      type,
+      status,
+      reason,
+      message,
+      observedGeneration: generation,
+      lastTransitionTime: "2026-01-01T00:00:31Z",
+    });
+    return {
+      ...route,
+      metadata: { ...route.metadata, generation },
+      status: {
+        parents: route.spec.parentRefs.map((parentRef) => ({
+          parentRef,
+          controllerName: "istio.io/gateway-controller",
+          conditions:
+            parentRef.kind === "Gateway"
+              ? [
+                  condition("Accepted", gateway.status, gateway.reason, gateway.message),
+                  condition("ResolvedRefs", "True", "ResolvedRefs"),
+                ]
+              : [condition("Accepted", "True", "Accepted"), condition("ResolvedRefs", "True", "ResolvedRefs")],
+        })),
+      },
+    };
+  }
+
+  const ACCEPTED = { status: "True", reason: "Accepted" } as const;
+
+  function render(a: CanaryApp, route: unknown): string {
+    const s: Snapshot = { app: a, deployments: [], pods: [], virtualService: undefined, httpRoute: route, events: [] };
+    return renderSnapshot(s, { now: NOW });
+  }
+
+  test("mid-mirror: the step is a mirror step; the Traffic line reads the accepted HTTPRoute's mirror", () => {
+    const a = testing(phased(), 0, { primary: 100, secondary: 0, mirror: 20 });
+    const text = render(a, httpRoute(a, { primary: 100, secondary: 0, mirror: 20 }, ACCEPTED));
+    assert.match(
+      text,
+      /^Steps: +\[\.{20}\] step 1 of 5: mirror 20%, 0% of 60% \(mirror 20% ×2, A\/B ×1, weights 30,60\)$/m,
+    );
+    assert.match(text, /^Traffic: +primary 100% {2}secondary 0% {2}mirror 20% {2}\(planned 100\/0, mirror 20%\)$/m);
+    assert.doesNotMatch(text, /^Route:/m, "a carried route has nothing to explain");
+    assert.match(text, /^└── HTTPRoute\/demo {2}primary 100 {2}secondary 0 {2}mirror 20%$/m);
+  });
+
+  test("mid-A/B: the step is the A/B step; the Traffic line reads the HTTPRoute's match rule", () => {
+    const a = testing(phased(), 2, { primary: 100, secondary: 0, match: true });
+    const text = render(a, httpRoute(a, { primary: 100, secondary: 0, match: [normalRule(RULE)] }, ACCEPTED));
+    assert.match(
+      text,
+      /^Steps: +\[\.{20}\] step 3 of 5: A\/B \(requests matching spec\.analysis\.match\), 0% of 60% \(/m,
+    );
+    assert.match(text, /^Traffic: +primary 100% {2}secondary 0% {2}A\/B 1 rule {2}\(planned 100\/0, A\/B\)$/m);
+    assert.match(text, /^└── HTTPRoute\/demo {2}primary 100 {2}secondary 0 {2}A\/B 1 rule$/m);
+  });
+
+  test("a weighted step after the phases: its weight of the highest, the phases in the sequence", () => {
+    const a = testing(phased(), 3, { primary: 70, secondary: 30 });
+    const text = render(a, httpRoute(a, { primary: 70, secondary: 30 }, ACCEPTED));
+    assert.match(text, /^Steps: +\[#{10}\.{10}\] step 4 of 5, 30% of 60% \(mirror 20% ×2, A\/B ×1, weights 30,60\)$/m);
+    assert.match(text, /^Traffic: +primary 70% {2}secondary 30% {2}\(planned 70\/30\)$/m);
+  });
+
+  test("a route its Gateway has not accepted: no routed split, the reason on one line", () => {
+    const a = testing(phased(), 3, { primary: 70, secondary: 30 });
+    const route = httpRoute(
+      a,
+      { primary: 70, secondary: 30 },
+      {
+        status: "False",
+        reason: "NotAllowedByListeners",
+        message: "no listener of the Gateway\nallows routes from namespace ns",
+      },
+    );
+    const text = render(a, route);
+    assert.match(text, /^Traffic: +primary -% {2}secondary -% {2}\(planned 70\/30\)$/m);
+    const routeLines = text.split("\n").filter((l) => l.startsWith("Route:"));
+    assert.deepEqual(routeLines, [
+      "Route:       not carried: RouteNotAccepted: HTTPRoute demo: parent Gateway istio-system/public: Accepted False (NotAllowedByListeners: no listener of the Gateway allows routes from namespace ns)",
+    ]);
+    assert.match(text, /^└── HTTPRoute\/demo {2}primary 70 {2}secondary 30 {2}\(not carried: RouteNotAccepted\)$/m);
+    assert.equal(readRoute({ app: a, virtualService: undefined }), undefined, "no HTTPRoute read: none shown");
+  });
+
+  test("a route no implementation has reported on yet is not carried either", () => {
+    const a = testing(phased(), 0, { primary: 100, secondary: 0, mirror: 20 });
+    const route = buildHTTPRoute(a, withDefaults(a.spec), { primary: 100, secondary: 0, mirror: 20 });
+    const reading = readRoute({ app: a, virtualService: undefined, httpRoute: route });
+    assert.equal(reading?.notCarried?.reason, "RouteNotReported");
+    assert.deepEqual(reading?.weights, { primary: 100, secondary: 0 }, "the split as written, for the tree");
+  });
+
+  test("analysis.weighted: false: phases only, no weight to grow towards", () => {
+    const a = testing(phased({ analysis: { match: { rules: [RULE], iterations: 2 }, weighted: false } }), 1, {
+      primary: 100,
+      secondary: 0,
+      match: true,
+    });
+    const text = render(a, undefined);
+    assert.match(
+      text,
+      /^Steps: +\[\.{20}\] step 2 of 2: A\/B \(requests matching spec\.analysis\.match\) \(A\/B ×2, no weighted steps\)$/m,
+    );
+    assert.match(text, /^Traffic: +primary -% {2}secondary -% {2}\(planned 100\/0, A\/B\)$/m);
+  });
+
+  test("mesh: istio in the A/B phase: the split is the canary route's, not the A/B route's", () => {
+    const a = testing(phased({ mesh: "istio" }), 2, { primary: 100, secondary: 0, match: true });
+    const vs = buildVirtualService(a, withDefaults(a.spec), {
+      primary: 100,
+      secondary: 0,
+      match: [normalRule(RULE)],
+    });
+    assert.equal(vs.spec.http[0]?.name, "ab-match", "the A/B route comes first");
+    const text = renderSnapshot({ app: a, deployments: [], pods: [], virtualService: vs, events: [] }, { now: NOW });
+    assert.match(text, /^Traffic: +primary 100% {2}secondary 0% {2}A\/B 1 rule {2}\(planned 100\/0, A\/B\)$/m);
+    assert.match(text, /^└── VirtualService\/demo {2}primary 100 {2}secondary 0 {2}A\/B 1 rule$/m);
+  });
+
+  test("a spec the controller cannot resolve still shows its weighted steps", () => {
+    const a = testing(phased({ analysis: { interval: "soon", stepWeights: [30, 60] } }), 0, {
+      primary: 70,
+      secondary: 30,
+    });
+    assert.match(render(a, undefined), /^Steps: +\[#{10}\.{10}\] step 1 of 2, 30% of 60% \(weights 30,60\)$/m);
+  });
+
+  test("get -w: the watched HTTPRoute goes into the snapshot, and out when it is deleted", () => {
+    const route = { metadata: { name: "demo" } };
+    const withRoute = applyWatched({}, "httpRoute", [route]);
+    assert.equal(withRoute.httpRoute, route);
+    assert.equal("httpRoute" in applyWatched(withRoute, "httpRoute", []), false);
   });
 });
 

@@ -1,9 +1,10 @@
 import type { CoreV1Event, KubernetesObject } from "@kubernetes/client-node";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import type { CanaryApp } from "../api/types.js";
+import type { CanaryApp, Mesh } from "../api/types.js";
 import { GROUP, LABELS, PLURAL, VERSION } from "../api/types.js";
 import { createClients, loadKubeConfig, type KubeClients } from "../kube/client.js";
 import { childNames } from "../api/meta.js";
+import { GATEWAY_API } from "../router/gateway-api.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
 import type { AnnotationPatch } from "./controls.js";
 import type { Snapshot, VirtualServiceView } from "./view.js";
@@ -61,31 +62,63 @@ export class Cluster {
     )) as CanaryApp;
   }
 
-  /** Everything `get NAME` shows, read once. */
+  /**
+   * Everything `get NAME` shows, read once. The route object is the app's mesh's: its HTTPRoute with
+   * `gateway-api`, else its VirtualService. One the user may not read, or whose kind the cluster does not serve,
+   * is shown as absent.
+   */
   async snapshot(name: string): Promise<Snapshot> {
     const app = await this.getApp(name);
     const labelSelector = `${LABELS.app}=${name}`;
-    const [deployments, pods, virtualService, events] = await Promise.all([
+    const gatewayApi = app.spec.mesh === "gateway-api";
+    const [deployments, pods, route, events] = await Promise.all([
       this.clients.apps.listNamespacedDeployment({ namespace: this.namespace, labelSelector }),
       this.clients.core.listNamespacedPod({ namespace: this.namespace, labelSelector }),
       this.clients.customObjects
-        .getNamespacedCustomObject({
-          ...ISTIO_NETWORKING,
-          plural: "virtualservices",
-          namespace: this.namespace,
-          name: childNames(name).virtualService,
-        })
-        .then((vs) => vs as VirtualServiceView)
+        .getNamespacedCustomObject(
+          gatewayApi
+            ? { ...GATEWAY_API, plural: "httproutes", namespace: this.namespace, name: childNames(name).httpRoute }
+            : {
+                ...ISTIO_NETWORKING,
+                plural: "virtualservices",
+                namespace: this.namespace,
+                name: childNames(name).virtualService,
+              },
+        )
+        .then((object: unknown) => object)
         .catch(() => undefined),
       this.clients.core.listNamespacedEvent({ namespace: this.namespace, fieldSelector: eventSelector(name) }),
     ]);
-    return { app, deployments: deployments.items, pods: pods.items, virtualService, events: events.items };
+    return {
+      app,
+      deployments: deployments.items,
+      pods: pods.items,
+      virtualService: gatewayApi ? undefined : (route as VirtualServiceView | undefined),
+      ...(gatewayApi && route !== undefined ? { httpRoute: route } : {}),
+      events: events.items,
+    };
   }
 
-  /** Watch paths and selectors of everything `get NAME -w` shows. */
-  watchSources(name: string): WatchSource[] {
+  /**
+   * Watch paths and selectors of everything `get NAME -w` shows; the route object is that of `mesh`, the app's
+   * mesh when the watch starts (an HTTPRoute is watched only for `gateway-api`: a cluster without the Gateway
+   * API's CRDs has nothing to watch).
+   */
+  watchSources(name: string, mesh?: Mesh): WatchSource[] {
     const ns = this.namespace;
     const labelSelector = `${LABELS.app}=${name}`;
+    const route: WatchSource =
+      mesh === "gateway-api"
+        ? {
+            key: "httpRoute",
+            path: `/apis/${GATEWAY_API.group}/${GATEWAY_API.version}/namespaces/${ns}/httproutes`,
+            query: { fieldSelector: `metadata.name=${childNames(name).httpRoute}` },
+          }
+        : {
+            key: "virtualService",
+            path: `/apis/${ISTIO_NETWORKING.group}/${ISTIO_NETWORKING.version}/namespaces/${ns}/virtualservices`,
+            query: { fieldSelector: `metadata.name=${childNames(name).virtualService}` },
+          };
     return [
       {
         key: "app",
@@ -94,11 +127,7 @@ export class Cluster {
       },
       { key: "deployments", path: `/apis/apps/v1/namespaces/${ns}/deployments`, query: { labelSelector } },
       { key: "pods", path: `/api/v1/namespaces/${ns}/pods`, query: { labelSelector } },
-      {
-        key: "virtualService",
-        path: `/apis/${ISTIO_NETWORKING.group}/${ISTIO_NETWORKING.version}/namespaces/${ns}/virtualservices`,
-        query: { fieldSelector: `metadata.name=${childNames(name).virtualService}` },
-      },
+      route,
       { key: "events", path: `/api/v1/namespaces/${ns}/events`, query: { fieldSelector: eventSelector(name) } },
     ];
   }
@@ -143,7 +172,7 @@ export class Cluster {
 
 /** One thing `get -w` and `wait` watch. */
 export interface WatchSource {
-  key: "app" | "deployments" | "pods" | "virtualService" | "events";
+  key: "app" | "deployments" | "pods" | "virtualService" | "httpRoute" | "events";
   path: string;
   query: Record<string, string>;
 }
@@ -170,6 +199,11 @@ export function applyWatched(
       return { ...snapshot, pods: objects };
     case "virtualService":
       return { ...snapshot, virtualService: objects[0] };
+    case "httpRoute": {
+      const route = objects[0];
+      const { httpRoute: _gone, ...rest } = snapshot;
+      return route === undefined ? rest : { ...snapshot, httpRoute: route };
+    }
     case "events":
       return { ...snapshot, events: objects as CoreV1Event[] };
   }

@@ -104,9 +104,12 @@ async function watchView(cluster: Cluster, name: string, io: Io, wide: boolean):
   let last = "";
   const render = (force: boolean) => {
     pending = undefined;
-    const { app, deployments = [], pods = [], virtualService, events = [] } = snapshot;
+    const { app, deployments = [], pods = [], virtualService, httpRoute, events = [] } = snapshot;
     if (app === undefined) return;
-    const text = renderSnapshot({ app, deployments, pods, virtualService, events }, { now: new Date(), wide });
+    const text = renderSnapshot(
+      { app, deployments, pods, virtualService, ...(httpRoute !== undefined ? { httpRoute } : {}), events },
+      { now: new Date(), wide },
+    );
     if (text === last && !force) return;
     last = text;
     // A terminal shows one view, redrawn in place; a pipe gets each view in turn, separated by a blank line.
@@ -114,7 +117,7 @@ async function watchView(cluster: Cluster, name: string, io: Io, wide: boolean):
     else io.out(`${text}\n`);
   };
   render(true);
-  for (const source of cluster.watchSources(name)) {
+  for (const source of cluster.watchSources(name, snapshot.app?.spec.mesh)) {
     cluster.follow(source, (objects) => {
       snapshot = applyWatched(snapshot, source.key, objects);
       // Changes come in bursts (status, then weights, then events): draw once per burst.

@@ -1,8 +1,10 @@
 import type { V1Deployment, V1Pod, CoreV1Event } from "@kubernetes/client-node";
-import { weightSequence } from "../api/defaults.js";
-import type { BatchStatus, CanaryApp, Track, WorkloadStatus } from "../api/types.js";
+import { weightSequence, withDefaults, type PhaseStep } from "../api/defaults.js";
+import type { BatchStatus, CanaryApp, CanaryAppStatus, Track, WorkloadStatus } from "../api/types.js";
 import { LABELS } from "../api/types.js";
-import { destinationTrack } from "../router/istio.js";
+import { httpRouteAcceptance, readHTTPRouteWeights } from "../router/gateway-api.js";
+import { CANARY_ROUTE, destinationTrack, readIstioWeights } from "../router/istio.js";
+import type { Weights } from "../rollout/types.js";
 
 /** The route part of a VirtualService the view reads. */
 export interface VirtualServiceView {
@@ -18,6 +20,8 @@ export interface Snapshot {
   deployments: V1Deployment[];
   pods: V1Pod[];
   virtualService: VirtualServiceView | undefined;
+  /** The app's HTTPRoute as read (`spec.mesh: gateway-api`, ADR 0026); absent with the other meshes. */
+  httpRoute?: unknown;
   events: CoreV1Event[];
 }
 
@@ -52,14 +56,156 @@ export function age(from: Date | string | undefined, now: Date): string {
   return `${Math.floor(hours / 24)}d`;
 }
 
-/** The VirtualService's weight per track (per-track Service host, or subset), from its first HTTP route. */
+/**
+ * The VirtualService's weight per track (per-track Service host, or subset), from its canary route, else its
+ * first HTTP route (a route of another shape: the handover's, or one edited by hand).
+ */
 export function routeWeights(vs: VirtualServiceView | undefined): Partial<Record<Track, number>> {
   const out: Partial<Record<Track, number>> = {};
-  for (const r of vs?.spec?.http?.[0]?.route ?? []) {
+  const http = vs?.spec?.http ?? [];
+  for (const r of (http.find((h) => h.name === CANARY_ROUTE) ?? http[0])?.route ?? []) {
     const track = destinationTrack(r.destination);
     if (track !== undefined) out[track] = r.weight ?? 0;
   }
   return out;
+}
+
+/** The app's route as the view shows it: the object, the split it gives, the phase it carries, whether it is carried. */
+export interface RouteReading {
+  /** `VirtualService/web`, `HTTPRoute/web`. */
+  object: string;
+  /** The split as the route writes it; empty when its canary rule is not in the controller's shape. */
+  weights: Partial<Record<Track, number>>;
+  /** The mirror phase: the share of live traffic copied to the secondary. */
+  mirror?: number;
+  /** The A/B phase: how many match rules send their requests to the secondary. */
+  matchRules?: number;
+  /**
+   * The route's implementation does not carry it as written (the Gateway API's route status: a parent that has
+   * not accepted it, a backend not resolved, or no report for its generation yet), with its reason and message.
+   */
+  notCarried?: { reason: string; message: string };
+}
+
+function phaseOf(weights: Weights | null): Pick<RouteReading, "mirror" | "matchRules"> {
+  return {
+    ...(weights?.mirror !== undefined ? { mirror: weights.mirror } : {}),
+    ...(weights?.match !== undefined ? { matchRules: weights.match.length } : {}),
+  };
+}
+
+/**
+ * The split an HTTPRoute asks for, carried or not: the controller's reader with the parents it waits on taken
+ * away (a route without parents has no acceptance to wait for). Null: not in the controller's shape.
+ */
+function writtenHTTPRouteWeights(route: unknown): Weights | null {
+  const r = route as { spec?: Record<string, unknown> } | undefined;
+  return readHTTPRouteWeights({ ...r, spec: { ...r?.spec, parentRefs: [] } });
+}
+
+/**
+ * Reads the app's route object, with the controller's own readers: the HTTPRoute of `spec.mesh: gateway-api`
+ * (whose weights count only where its implementation says it carries it), else the VirtualService (`istio`, or
+ * the one a `none` app still hands over). Undefined: the snapshot has no route object.
+ */
+export function readRoute(s: Pick<Snapshot, "app" | "virtualService" | "httpRoute">): RouteReading | undefined {
+  const name = s.app.metadata.name ?? "";
+  if (s.app.spec.mesh === "gateway-api") {
+    if (s.httpRoute === undefined || s.httpRoute === null) return undefined;
+    const routeName = (s.httpRoute as { metadata?: { name?: string } }).metadata?.name ?? name;
+    const written = writtenHTTPRouteWeights(s.httpRoute);
+    const acceptance = httpRouteAcceptance(s.httpRoute);
+    return {
+      object: `HTTPRoute/${routeName}`,
+      weights: written === null ? {} : { primary: written.primary, secondary: written.secondary },
+      ...phaseOf(written),
+      ...(acceptance.carried ? {} : { notCarried: { reason: acceptance.reason, message: acceptance.message } }),
+    };
+  }
+  if (s.virtualService === undefined) return undefined;
+  const read = readIstioWeights(s.virtualService);
+  return {
+    object: `VirtualService/${s.virtualService.metadata?.name ?? name}`,
+    weights: read === null ? routeWeights(s.virtualService) : { primary: read.primary, secondary: read.secondary },
+    ...phaseOf(read),
+  };
+}
+
+/** What a route carries besides the split: `  mirror 20%`, `  A/B 2 rules`, or nothing. */
+function routePhaseText(route: RouteReading, separator: string): string {
+  if (route.mirror !== undefined) return `${separator}mirror ${route.mirror}%`;
+  if (route.matchRules !== undefined) {
+    return `${separator}A/B ${route.matchRules} ${route.matchRules === 1 ? "rule" : "rules"}`;
+  }
+  return "";
+}
+
+/** The Traffic line: what the route carries, then what the controller plans (status.weights). */
+export function trafficLine(route: RouteReading | undefined, planned: CanaryAppStatus["weights"]): string {
+  // A split its implementation does not carry is not routed: the data plane may have any other.
+  const carried = route !== undefined && route.notCarried === undefined ? route : undefined;
+  const phase = carried === undefined ? "" : routePhaseText(carried, "  ");
+  const plannedPhase =
+    planned?.mirror !== undefined ? `, mirror ${planned.mirror}%` : planned?.match === true ? ", A/B" : "";
+  return (
+    `Traffic:     primary ${carried?.weights.primary ?? "-"}%  secondary ${carried?.weights.secondary ?? "-"}%${phase}` +
+    (planned ? `  (planned ${planned.primary}/${planned.secondary}${plannedPhase})` : "")
+  );
+}
+
+/** The steps of the app's test as the controller runs them: each step's weight, the phase steps first. */
+export function stepPlan(app: CanaryApp): { weights: number[]; phases: PhaseStep[] } {
+  try {
+    const { weights, phases } = withDefaults(app.spec).analysis;
+    return { weights, phases };
+  } catch {
+    // A spec the controller cannot act on (an interval it cannot parse, say): the weighted steps as written.
+    return { weights: weightSequence(app.spec.analysis), phases: [] };
+  }
+}
+
+/** What a step of the mirror or A/B phase sends the secondary. */
+export function phaseText(phase: PhaseStep): string {
+  return phase.kind === "mirror" ? `mirror ${phase.percent}%` : "A/B (requests matching spec.analysis.match)";
+}
+
+/** The sequence of steps in short: `mirror 20% ×2, A/B ×1, weights 10,20,30`, or `weights 10,20,30` alone. */
+function sequenceText(weights: readonly number[], phases: readonly PhaseStep[]): string {
+  const runs: { text: string; count: number }[] = [];
+  for (const phase of phases) {
+    const text = phase.kind === "mirror" ? `mirror ${phase.percent}%` : "A/B";
+    const last = runs[runs.length - 1];
+    if (last?.text === text) last.count++;
+    else runs.push({ text, count: 1 });
+  }
+  const weighted = weights.slice(phases.length);
+  return [
+    ...runs.map((r) => `${r.text} ×${r.count}`),
+    weighted.length > 0 ? `weights ${weighted.join(",")}` : "no weighted steps",
+  ].join(", ");
+}
+
+/** The Steps line: the bar up to the highest weight, the step (and what a phase step is), the whole sequence. */
+export function stepsLine(app: CanaryApp, stepIndex: number): string {
+  const { weights, phases } = stepPlan(app);
+  const max = Math.max(0, ...weights);
+  const step = Math.min(stepIndex, weights.length - 1);
+  const weight = step < 0 ? 0 : (weights[step] ?? 0);
+  const phase = step < 0 ? undefined : phases[step];
+  const stepText =
+    step < 0
+      ? `before step 1 of ${weights.length}`
+      : `step ${step + 1} of ${weights.length}${phase !== undefined ? `: ${phaseText(phase)}` : ""}`;
+  // Phases only (analysis.weighted: false): no weight to grow towards.
+  const share = max > 0 ? `, ${weight}% of ${max}%` : "";
+  return `Steps:       ${progressBar(weight, max)} ${stepText}${share} (${sequenceText(weights, phases)})`;
+}
+
+/** The route's reason for not carrying it, on one line. */
+function notCarriedLine(route: RouteReading | undefined): string[] {
+  if (route?.notCarried === undefined) return [];
+  const { reason, message } = route.notCarried;
+  return [`Route:       not carried: ${reason}: ${message.replace(/\s*\n\s*/g, " ")}`];
 }
 
 function podLine(pod: V1Pod, now: Date, wide: boolean): string {
@@ -133,22 +279,13 @@ function header(s: Snapshot, now: Date): string[] {
     `Primary:     ${status.primaryImage ?? "<none>"}`,
   ];
   if (status.message) lines.push(`Message:     ${status.message}`);
-  const weights = weightSequence(app.spec.analysis);
-  const max = weights[weights.length - 1] ?? 0;
   const canary = status.canary;
   if (canary !== undefined) {
-    const step = Math.min(canary.step, weights.length - 1);
-    const weight = step < 0 ? 0 : (weights[step] ?? 0);
-    const stepText = step < 0 ? `before step 1 of ${weights.length}` : `step ${step + 1} of ${weights.length}`;
     const batches = app.spec.strategy?.type === "batches";
     lines.push(
       `Canary:      ${canary.image}  stage ${canary.stage}${canary.pausedAt !== undefined ? " (paused)" : ""}  started ${age(canary.startedAt, now)} ago`,
       // A batch release's steps are its batches (the Batch line); their weights follow the pods.
-      ...(batches
-        ? []
-        : [
-            `Steps:       ${progressBar(weight, max)} ${stepText}, ${weight}% of ${max}% (weights ${weights.join(",")})`,
-          ]),
+      ...(batches ? [] : [stepsLine(app, canary.step)]),
       `Failed:      ${canary.failedChecks} check(s)`,
     );
     const last = canary.lastAnalysis;
@@ -169,16 +306,12 @@ function header(s: Snapshot, now: Date): string[] {
     );
   }
   if (status.batch !== undefined) lines.push(batchLine(status.batch));
-  const route = routeWeights(s.virtualService);
-  const planned = status.weights;
-  lines.push(
-    `Traffic:     primary ${route.primary ?? "-"}%  secondary ${route.secondary ?? "-"}%` +
-      (planned ? `  (planned ${planned.primary}/${planned.secondary})` : ""),
-  );
+  const route = readRoute(s);
+  lines.push(trafficLine(route, status.weights), ...notCarriedLine(route));
   return lines;
 }
 
-/** The tree: CanaryApp → Deployments → pods, and the VirtualService with its weights. */
+/** The tree: CanaryApp → Deployments → pods, and the route object (VirtualService, HTTPRoute) with its weights. */
 function tree(s: Snapshot, now: Date, wide: boolean): string[] {
   const name = s.app.metadata.name ?? "";
   const lines = [`CanaryApp/${name}`];
@@ -195,10 +328,14 @@ function tree(s: Snapshot, now: Date, wide: boolean): string[] {
   });
   const workload = s.app.status?.workload;
   if (workload?.kind === "StatefulSet") children.push(statefulSetChild(s, workload, now, wide));
-  if (s.virtualService !== undefined) {
-    const route = routeWeights(s.virtualService);
+  const route = readRoute(s);
+  if (route !== undefined) {
+    // The split as written; whether it is carried is the route's status, said after it.
     children.push({
-      line: `VirtualService/${s.virtualService.metadata?.name ?? name}  primary ${route.primary ?? "-"}  secondary ${route.secondary ?? "-"}`,
+      line:
+        `${route.object}  primary ${route.weights.primary ?? "-"}  secondary ${route.weights.secondary ?? "-"}` +
+        routePhaseText(route, "  ") +
+        (route.notCarried !== undefined ? `  (not carried: ${route.notCarried.reason})` : ""),
       sub: [],
     });
   }

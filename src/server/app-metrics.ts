@@ -20,12 +20,28 @@ void _allPhasesListed;
 /** The buckets of `canaryapp_step_duration_seconds`, in seconds. */
 export const STEP_BUCKETS: readonly number[] = [1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
+/** The app's gauges that follow its status (status.phase, status.weights, the current test's failed checks). */
+export interface AppState {
+  phase?: Phase;
+  /** status.weights.secondary. */
+  secondaryWeight?: number;
+  /** status.weights.mirror: the share of live traffic copied to the secondary in the mirror phase (ADR 0027). */
+  secondaryMirrorPercent?: number;
+  /** status.weights.match: the requests matching spec.analysis.match go to the secondary (the A/B phase). */
+  secondaryMatched?: boolean;
+  failedChecks?: number;
+}
+
 /** One app's series. Label texts are escaped once, when a series is made, and only joined at a scrape. */
 interface AppRecord {
   /** `namespace="…",name="…"`. */
   readonly labels: string;
   phase?: Phase;
   secondaryWeight?: number;
+  /** The mirror phase's share copied to the secondary; 0 outside it. */
+  secondaryMirrorPercent?: number;
+  /** 1 in the A/B phase (the matching requests go to the secondary), else 0. */
+  secondaryMatched?: number;
   failedChecks?: number;
   /** By `,reason="…"`. */
   readonly transitions: Map<string, number>;
@@ -41,10 +57,10 @@ interface AppRecord {
 }
 
 /**
- * The series that belong to one CanaryApp each (phase, weight, checks, transitions, step durations, failed images),
- * kept as plain numbers per app and written out as exposition text at a scrape (ADR 0020).
+ * The series that belong to one CanaryApp each (phase, weight, mirror share and A/B phase, checks, transitions, step
+ * durations, failed images), kept as plain numbers per app and written out as exposition text at a scrape (ADR 0020).
  *
- * These are most of the controller's series (31 an app once it has rolled out: 155,000 at 5,000 apps). Kept as
+ * These are most of the controller's series (33 an app once it has rolled out: 165,000 at 5,000 apps). Kept as
  * prom-client series they took 22 MiB of heap at 5,000 apps and 1.7 s of CPU a scrape under the controller's V8
  * flags; prom-client keeps a labels object and a key string per series, and escapes every label of every series at
  * every scrape. Here an app's labels are escaped once and a scrape only joins strings.
@@ -53,14 +69,12 @@ export class AppMetrics {
   private readonly apps = new Map<string, AppRecord>();
 
   /** Sets the app's gauges; absent fields are left as they are. */
-  setState(
-    namespace: string,
-    name: string,
-    state: { phase?: Phase; secondaryWeight?: number; failedChecks?: number },
-  ): void {
+  setState(namespace: string, name: string, state: AppState): void {
     const app = this.app(namespace, name);
     if (state.phase !== undefined) app.phase = state.phase;
     if (state.secondaryWeight !== undefined) app.secondaryWeight = state.secondaryWeight;
+    if (state.secondaryMirrorPercent !== undefined) app.secondaryMirrorPercent = state.secondaryMirrorPercent;
+    if (state.secondaryMatched !== undefined) app.secondaryMatched = state.secondaryMatched ? 1 : 0;
     if (state.failedChecks !== undefined) app.failedChecks = state.failedChecks;
   }
 
@@ -167,6 +181,18 @@ const FAMILIES: readonly Family[] = [
     type: "gauge",
     help: "Percentage of traffic routed to the secondary (the version under test).",
     lines: (name, a) => sample(name, a.labels, "", a.secondaryWeight),
+  },
+  {
+    name: "canaryapp_secondary_mirror_percent",
+    type: "gauge",
+    help: "Percentage of live traffic mirrored to the secondary in the mirror phase (its answers discarded); 0 outside it.",
+    lines: (name, a) => sample(name, a.labels, "", a.secondaryMirrorPercent),
+  },
+  {
+    name: "canaryapp_secondary_matched",
+    type: "gauge",
+    help: "1 in the A/B phase, while the requests matching spec.analysis.match go to the secondary; 0 otherwise.",
+    lines: (name, a) => sample(name, a.labels, "", a.secondaryMatched),
   },
   {
     name: "canaryapp_failed_checks",

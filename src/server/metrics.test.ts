@@ -42,6 +42,37 @@ describe("ControllerMetrics", () => {
     ]);
   });
 
+  test("the mirror share and the A/B phase per app, 0 outside their phase; removeApp drops them", async () => {
+    const m = new ControllerMetrics({ processMetrics: false });
+    // As the status of each phase sets them (status.weights: mirror, then match, then a weight).
+    m.setAppState("shop", "web", { secondaryWeight: 0, secondaryMirrorPercent: 20, secondaryMatched: false });
+    m.setAppState("shop", "api", { secondaryWeight: 0, secondaryMirrorPercent: 0, secondaryMatched: true });
+    assert.deepEqual(await samples(m, "canaryapp_secondary_mirror_percent"), [
+      'canaryapp_secondary_mirror_percent{namespace="shop",name="web"} 20',
+      'canaryapp_secondary_mirror_percent{namespace="shop",name="api"} 0',
+    ]);
+    assert.deepEqual(await samples(m, "canaryapp_secondary_matched"), [
+      'canaryapp_secondary_matched{namespace="shop",name="web"} 0',
+      'canaryapp_secondary_matched{namespace="shop",name="api"} 1',
+    ]);
+    m.setAppState("shop", "web", { secondaryWeight: 30, secondaryMirrorPercent: 0, secondaryMatched: false });
+    m.setAppState("shop", "web", { phase: "Progressing" });
+    assert.deepEqual(await samples(m, "canaryapp_secondary_mirror_percent"), [
+      'canaryapp_secondary_mirror_percent{namespace="shop",name="web"} 0',
+      'canaryapp_secondary_mirror_percent{namespace="shop",name="api"} 0',
+    ]);
+    const text = await m.metrics();
+    assert.match(text, /^# TYPE canaryapp_secondary_mirror_percent gauge$/m);
+    assert.match(text, /^# TYPE canaryapp_secondary_matched gauge$/m);
+    m.removeApp("shop", "api");
+    assert.deepEqual(await samples(m, "canaryapp_secondary_matched"), [
+      'canaryapp_secondary_matched{namespace="shop",name="web"} 0',
+    ]);
+    m.removeApp("shop", "web");
+    assert.deepEqual(await samples(m, "canaryapp_secondary_mirror_percent"), []);
+    assert.deepEqual(await samples(m, "canaryapp_secondary_matched"), []);
+  });
+
   test("removeApp drops every series of that app only", async () => {
     const m = new ControllerMetrics({ processMetrics: false });
     m.setAppState("shop", "web", { phase: "Healthy", secondaryWeight: 0, failedChecks: 0 });

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { MetricResult, Phase } from "../api/types.js";
-import { AppMetrics } from "./app-metrics.js";
+import type { MetricResult } from "../api/types.js";
+import { AppMetrics, type AppState } from "./app-metrics.js";
 import type { ControllerHooks, ReconcileOutcome } from "../controller/controller.js";
 
 export { PHASES } from "./app-metrics.js";
@@ -162,11 +162,7 @@ export class ControllerMetrics {
   }
 
   /** Sets the per-app gauges; absent fields are left as they are. */
-  setAppState(
-    namespace: string,
-    name: string,
-    state: { phase?: Phase; secondaryWeight?: number; failedChecks?: number },
-  ): void {
+  setAppState(namespace: string, name: string, state: AppState): void {
     this.apps.setState(namespace, name, state);
   }
 

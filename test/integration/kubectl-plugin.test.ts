@@ -1,7 +1,8 @@
 /**
  * `kubectl canaryapp` through the real kubectl binary and its plugin discovery, against the real API
  * server. No controller runs here: each test writes the status a controller would (through the status
- * subresource) and checks what the plugin reads, writes, prints and exits with.
+ * subresource), and for a gateway-api app the HTTPRoute it would with a stand-in implementation reporting on
+ * it, and checks what the plugin reads, writes, prints and exits with.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -14,9 +15,20 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { AppsV1Api, CustomObjectsApi, loadYaml } from "@kubernetes/client-node";
 import type { PooledKubeConfig as KubeConfig } from "../../src/kube/client.js";
 import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
+import { withDefaults } from "../../src/api/defaults.js";
 import { ANNOTATIONS, GROUP, PLURAL, VERSION, type CanaryApp, type CanaryAppStatus } from "../../src/api/types.js";
-import { canaryApps, createTestNamespace, MERGE_PATCH, testKubeConfig, testKubeConfigPath } from "../support/kube.js";
+import { buildHTTPRoute, GATEWAY_API } from "../../src/router/gateway-api.js";
+import type { Weights } from "../../src/rollout/types.js";
+import {
+  canaryApps,
+  createTestNamespace,
+  eventually,
+  MERGE_PATCH,
+  testKubeConfig,
+  testKubeConfigPath,
+} from "../support/kube.js";
 import { Kubectl, linkPlugin, PLUGIN_SHIM } from "../support/kubectl.js";
+import { startRouteImplementation } from "../support/route-implementation.js";
 
 const V1 = "registry.example.com/shop/web:v1";
 const V2 = "registry.example.com/shop/web:v2";
@@ -310,6 +322,105 @@ describe("kubectl canaryapp (the kubectl plugin)", () => {
     assert.equal((JSON.parse(json.stdout) as CanaryApp).metadata.name, "tree");
     const yaml = await plugin("get", "tree", "-o", "yaml");
     assert.equal(loadYaml<CanaryApp>(yaml.stdout).status?.canary?.step, 1);
+  });
+
+  test("get: a gateway-api app in its mirror phase, from its HTTPRoute and the route's status", async () => {
+    // A stand-in implementation accepts every route but `gw-refused`, which it accepts for none of its parents.
+    const implementation = await startRouteImplementation(kc, namespace, (route) =>
+      route.metadata.name === "gw-refused"
+        ? { accepted: false, reason: "NotAllowedByListeners", message: "no listener allows routes from this namespace" }
+        : { accepted: true },
+    );
+    try {
+      for (const [name, step, weights] of [
+        ["gw-mirror", 0, { primary: 100, secondary: 0, mirror: 20 }],
+        ["gw-refused", 3, { primary: 75, secondary: 25 }],
+      ] as const satisfies readonly (readonly [string, number, Weights])[]) {
+        const app = await apps.create({
+          metadata: { name },
+          spec: {
+            image: V2,
+            imageListenPort: 8080,
+            mesh: "gateway-api",
+            service: { port: 80, hosts: ["web.example.com"], gateways: ["istio-system/public"] },
+            analysis: {
+              interval: "2s",
+              mirror: { percent: 20, iterations: 2 },
+              match: { rules: [{ headers: { "x-canary": { exact: "insider" } } }] },
+              stepWeights: [25, 50],
+              metrics: [{ name: "latency", query: "p99_ms", max: 500 }],
+            },
+          },
+        });
+        await writeStatus(name, {
+          phase: "Progressing",
+          primaryImage: V1,
+          weights,
+          canary: {
+            image: V2,
+            stage: "Stepping",
+            step,
+            startedAt: new Date().toISOString(),
+            stepStartedAt: new Date().toISOString(),
+            failedChecks: 0,
+          },
+        });
+        // The HTTPRoute the controller writes for this step.
+        await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+          ...GATEWAY_API,
+          plural: "httproutes",
+          namespace,
+          body: buildHTTPRoute(app, withDefaults(app.spec), weights),
+        });
+      }
+
+      const mirror = await eventually("the mirror step, carried", async () => {
+        const r = await plugin("get", "gw-mirror");
+        // Until the stand-in reports on the route, it is not carried (RouteNotReported).
+        return r.code === 0 && /^Traffic: +primary 100%/m.test(r.stdout) ? r.stdout : undefined;
+      });
+      assert.match(
+        mirror,
+        /^Steps: +\[\.{20}\] step 1 of 5: mirror 20%, 0% of 50% \(mirror 20% ×2, A\/B ×1, weights 25,50\)$/m,
+      );
+      assert.match(mirror, /^Traffic: +primary 100% {2}secondary 0% {2}mirror 20% {2}\(planned 100\/0, mirror 20%\)$/m);
+      assert.match(mirror, /^└── HTTPRoute\/gw-mirror {2}primary 100 {2}secondary 0 {2}mirror 20%$/m);
+
+      // get -w follows the HTTPRoute: a new generation, once its implementation carries it, is redrawn.
+      const live = kubectl.spawn(["canaryapp", "get", "gw-mirror", "-w", "-n", namespace]);
+      try {
+        await live.until(/^Traffic: +primary 100% {2}secondary 0% {2}mirror 20%/m);
+        const from = live.stdout.length;
+        const app = await apps.get("gw-mirror");
+        const rules = buildHTTPRoute(app, withDefaults(app.spec), { primary: 100, secondary: 0, mirror: 30 }).spec
+          .rules;
+        await kc
+          .makeApiClient(CustomObjectsApi)
+          .patchNamespacedCustomObject(
+            { ...GATEWAY_API, plural: "httproutes", namespace, name: "gw-mirror", body: { spec: { rules } } },
+            MERGE_PATCH,
+          );
+        await live.until(/^Traffic: +primary 100% {2}secondary 0% {2}mirror 30%/m, from);
+      } finally {
+        await live.stop();
+      }
+
+      const refused = await eventually("the refused step, with its reason", async () => {
+        const r = await plugin("get", "gw-refused");
+        return r.code === 0 && /^Route:/m.test(r.stdout) && !/RouteNotReported/.test(r.stdout) ? r.stdout : undefined;
+      });
+      assert.match(refused, /^Traffic: +primary -% {2}secondary -% {2}\(planned 75\/25\)$/m);
+      assert.match(
+        refused,
+        /^Route: +not carried: RouteNotAccepted: HTTPRoute gw-refused: parent Service gw-refused: Accepted False \(NotAllowedByListeners: no listener allows routes from this namespace\)$/m,
+      );
+      assert.match(
+        refused,
+        /^└── HTTPRoute\/gw-refused {2}primary 75 {2}secondary 25 {2}\(not carried: RouteNotAccepted\)$/m,
+      );
+    } finally {
+      implementation.stop();
+    }
   });
 
   test("get: a batch release shows its batches; kubectl get shows the Batch column", async () => {

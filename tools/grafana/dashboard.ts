@@ -1,6 +1,7 @@
 /**
  * The canaryapp Grafana dashboard, as code: built with Grafana's typed foundation SDK from the metrics the
- * controller exports (src/server/metrics.ts, src/canary/metrics-observer.ts, prom-client's process metrics).
+ * controller exports (src/server/metrics.ts, src/server/app-metrics.ts, src/canary/metrics-observer.ts, prom-client's
+ * process metrics).
  * `make dashboard` writes it to config/grafana/ (JSON and a ConfigMap for the Grafana sidecar) and into the
  * Helm chart; a test keeps the committed files equal to what this code builds.
  */
@@ -48,14 +49,25 @@ export function buildDashboard(): dashboard.Dashboard {
       query(`max by (namespace, name, phase) (canaryapp_phase{${APP}}) == 1`, "{{namespace}}/{{name}} {{phase}}"),
     );
 
+  // The mirror and A/B phases (ADR 0027) come before the weighted steps, at weight 0: the share mirrored is a
+  // percentage as the weight is; the A/B phase is on or off, on an axis of its own.
   const weight = graph(
     "Secondary weight",
-    "Percentage of traffic routed to the version under test.",
+    "Percentage of traffic routed to the version under test; in the mirror phase, the percentage of live traffic mirrored to it (its answers discarded); on the right axis, the A/B phase: on while the requests matching spec.analysis.match go to it.",
     "percent",
-    query(`canaryapp_secondary_weight{${APP}}`, "{{namespace}}/{{name}}"),
+    query(`canaryapp_secondary_weight{${APP}}`, "{{namespace}}/{{name}}").refId("A"),
+    query(`canaryapp_secondary_mirror_percent{${APP}}`, "{{namespace}}/{{name}} mirrored").refId("B"),
+    query(`canaryapp_secondary_matched{${APP}}`, "{{namespace}}/{{name}} A/B").refId("C"),
   )
     .min(0)
-    .max(100);
+    .max(100)
+    .overrideByQuery("C", [
+      { id: "unit", value: "bool_on_off" },
+      { id: "min", value: 0 },
+      { id: "max", value: 1 },
+      { id: "custom.axisPlacement", value: "right" },
+      { id: "custom.lineInterpolation", value: "stepAfter" },
+    ]);
 
   const analyses = graph(
     "Analyses and failed checks against the threshold",
