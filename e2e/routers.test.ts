@@ -24,7 +24,16 @@ import type { CanaryApp, Mesh } from "../src/api/types.js";
 import { GATEWAY_API, httpRouteAcceptance } from "../src/router/gateway-api.js";
 import { startEnvironment, type Environment } from "./demo/environment.js";
 import { StoryRecorder } from "./demo/recorder.js";
-import { demoSample, readSample, runStory, trafficChecks, withTag, type StoryResult } from "./demo/story.js";
+import {
+  demoSample,
+  readSample,
+  retryFailed,
+  runStory,
+  trafficChecks,
+  withTag,
+  type Retried,
+  type StoryResult,
+} from "./demo/story.js";
 import { totalBad, type AppState, type SimulatorState } from "./sim/ledger.js";
 import { testKubeConfig, testKubeConfigPath } from "../test/support/kube.js";
 
@@ -42,6 +51,8 @@ interface Run {
   label: string;
   env: Environment;
   story: StoryResult;
+  /** The failed v3 retried after the story: tested again, rolled back again. */
+  retried: Retried;
   /** The phased app: the simulator's counts when its A/B phase began and when its test ended. */
   phased: { atMatch: AppState; atEnd: AppState; app: CanaryApp };
   passed: boolean;
@@ -146,20 +157,25 @@ async function runRouter(
       route.mesh,
     );
     try {
-      const [story, phased] = await Promise.all([
-        runStory(
-          { kubectl: env.kubectl, recorder, namespace, prometheusURL: env.prometheus.url, rps: RPS },
-          {
-            chapter: (i, title) =>
-              console.log(`# ${label} ${((Date.now() - started) / 1000).toFixed(1)}s ${i}. ${title}`),
-          },
-          { route },
-        ),
+      const ctx = { kubectl: env.kubectl, recorder, namespace, prometheusURL: env.prometheus.url, rps: RPS };
+      const [{ story, retried }, phased] = await Promise.all([
+        (async () => {
+          const story = await runStory(
+            ctx,
+            {
+              chapter: (i, title) =>
+                console.log(`# ${label} ${((Date.now() - started) / 1000).toFixed(1)}s ${i}. ${title}`),
+            },
+            { route },
+          );
+          const retried = await retryFailed(ctx, story.app.metadata.name ?? "", story.images.v3);
+          return { story, retried };
+        })(),
         runPhased(env, phasedMesh),
       ]);
       passed = true;
       console.log(`# ${label}: done in ${((Date.now() - started) / 1000).toFixed(1)}s (environment included)`);
-      return { label, env, story, phased, passed };
+      return { label, env, story, retried, phased, passed };
     } finally {
       await recorder.stop();
     }
@@ -249,6 +265,18 @@ function storyTests(which: () => Run | undefined): void {
     );
     assert.deepEqual(run.story.weights.v2, [10, 20, 30, 40, 50, 0]);
     assert.equal(run.story.weights.v3.at(-1), 0);
+  });
+
+  test("v3 retried (canaryapp.io/retry): tested again, and rolled back again with its reason", () => {
+    const run = which();
+    assert.ok(run);
+    const { retried, story } = run;
+    console.log(
+      `# ${run.label} retry: new test at ${retried.startedAt}, ${retried.failure.reason}: ${retried.failure.message}`,
+    );
+    assert.ok(Date.parse(retried.startedAt) >= retried.at - 1000, "a new test started after the retry");
+    assert.equal(retried.failure.reason, "AnalysisFailed");
+    assert.ok(Date.parse(retried.failure.failedAt) > Date.parse(story.failure?.failedAt ?? ""), "a new failure record");
   });
 
   test("no request reached a track without a Ready pod; callers outside the mesh never reached the secondary", () => {

@@ -41,7 +41,7 @@ import {
 import { startEnvironment, type Environment } from "./demo/environment.js";
 import { Kubectl, toolchainKubectl } from "./demo/kubectl.js";
 import { StoryRecorder } from "./demo/recorder.js";
-import { readSample, runStory, trafficChecks, type StoryResult } from "./demo/story.js";
+import { readSample, retryFailed, runStory, trafficChecks, type Retried, type StoryResult } from "./demo/story.js";
 import { totalBad } from "./sim/ledger.js";
 import { SOURCE_WORKLOAD } from "./sim/telemetry.js";
 import {
@@ -105,6 +105,7 @@ let scratch: string | undefined;
 let env: Environment | undefined;
 let recorder: StoryRecorder | undefined;
 let story: StoryResult | undefined;
+let retried: Retried | undefined;
 let storyEnded = 0;
 let passed = true;
 
@@ -208,6 +209,14 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
       }
       storyEnded = Date.now();
       console.log(`# story done in ${((storyEnded - started) / 1000).toFixed(1)}s (environment included)`);
+      retried = await retryFailed(
+        { kubectl: env.kubectl, recorder, namespace, prometheusURL: env.prometheus.url, rps: RPS },
+        story.app.metadata.name ?? "",
+        story.images.v3,
+      ).catch((err: unknown) => {
+        passed = false;
+        throw err;
+      });
     },
     { timeout: 300_000 },
   );
@@ -234,6 +243,14 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
       checks.filter((c) => !c.ok),
       [],
     );
+  });
+
+  test("v3 retried (canaryapp.io/retry): tested again, and rolled back again with its reason", () => {
+    assert.ok(story && retried);
+    console.log(`# retry: new test at ${retried.startedAt}, ${retried.failure.reason}: ${retried.failure.message}`);
+    assert.ok(Date.parse(retried.startedAt) >= retried.at - 1000, "a new test started after the retry");
+    assert.equal(retried.failure.reason, "AnalysisFailed");
+    assert.ok(Date.parse(retried.failure.failedAt) > Date.parse(story.failure?.failedAt ?? ""), "a new failure record");
   });
 
   test("v2's weight climbed 10, 20, 30, 40, 50, then went to 0; v3's went to 0 from its first step", () => {
@@ -295,7 +312,12 @@ describe("the story: v1 live, v2 promoted step by step, v3 caught and rolled bac
 
   test("the Events on the CanaryApp tell the story, in order", async () => {
     assert.ok(story && recorder);
-    const seen = recorder.events().map((e) => e.value.reason);
+    // The story's Events, before the retry (whose own are checked by its test).
+    const beforeRetry = retried?.at ?? Number.POSITIVE_INFINITY;
+    const seen = recorder
+      .events()
+      .filter((e) => e.at < beforeRetry)
+      .map((e) => e.value.reason);
     const decisions = seen.filter((r) => !["Created", "Updated", "Deleted"].includes(r));
     // Every verdict has its Event: a passed analysis right before each later step and the promotion; at
     // 10 % of the simulator's traffic the first step may need more than one interval to show its evidence.

@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { dumpYaml, loadYaml } from "@kubernetes/client-node";
 import { DEFAULTS, parseDurationSeconds, weightSequence } from "../../src/api/defaults.js";
-import type { CanaryApp, FailedImage } from "../../src/api/types.js";
+import { ANNOTATIONS, type CanaryApp, type FailedImage } from "../../src/api/types.js";
 import { SEED_CHECK_NAME } from "../../src/analysis/checks.js";
 import { pinImage } from "../../src/identity/image-ref.js";
 import { findRepoRoot } from "../cluster/toolchain.js";
@@ -455,4 +455,46 @@ export function tagOf(image: string): string {
   const slash = image.lastIndexOf("/");
   const colon = image.lastIndexOf(":");
   return colon > slash ? image.slice(colon + 1) : image;
+}
+
+/** What a retry of the failed image did: a new test of it, rolled back again (v3 still answers errors). */
+export interface Retried {
+  /** When the retry annotation was written (Date.now()). */
+  at: number;
+  /** The new test's start (status.canary.startedAt). */
+  startedAt: string;
+  /** The image's failure record after the new test. */
+  failure: FailedImage;
+}
+
+/**
+ * After the story: `kubectl annotate canaryapp NAME canaryapp.io/retry=IMAGE` asks for the failed image to be
+ * tested again; resolves once a new test of it has started and ended rolled back (the image still fails).
+ */
+export async function retryFailed(
+  ctx: StoryContext,
+  name: string,
+  image: string,
+  timeoutMs = 120_000,
+): Promise<Retried> {
+  const { kubectl, recorder, namespace } = ctx;
+  const at = Date.now();
+  await kubectl.run(["-n", namespace, "annotate", "canaryapp", name, `${ANNOTATIONS.retry}=${image}`, "--overwrite"]);
+  const wait = <T>(what: string, check: (r: StoryRecorder) => T | undefined) =>
+    recorder.until(what, check, { timeoutMs, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  const startedAt = await wait(`${name}: ${image} tested again`, (r) => {
+    const canary = r.app()?.status?.canary;
+    return canary?.image === image && Date.parse(canary.startedAt) >= at - 1000 ? canary.startedAt : undefined;
+  });
+  const failure = await wait(`${name}: ${image} rolled back again`, (r) => {
+    const status = r.app()?.status;
+    const record = status?.failedImages?.find((f) => f.image === image);
+    return status?.phase === "Failed" &&
+      status.canary === undefined &&
+      record !== undefined &&
+      Date.parse(record.failedAt) >= Date.parse(startedAt)
+      ? record
+      : undefined;
+  });
+  return { at, startedAt, failure };
 }

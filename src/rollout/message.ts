@@ -1,6 +1,5 @@
 import type { CanaryAppStatus, CanaryState, FailedImage, Phase, Track } from "../api/types.js";
 import { describeResult, judgeAnalysis } from "../analysis/verdicts.js";
-import { stepWeight } from "./steps.js";
 
 /** What the status sentence is made from. Nothing here depends on the clock, so it changes only with the state. */
 export interface MessageFacts {
@@ -57,8 +56,7 @@ function testingMessage(facts: MessageFacts, canary: CanaryState): string {
     return `Testing ${image}: waiting for the secondary to become available.`;
   }
   if (canary.stage === "AwaitingPromotion") {
-    const weight = stepWeight(facts.weights, canary.step);
-    const held = facts.secondaryReady ? `${weight}% of traffic on the secondary` : "the secondary is not ready";
+    const held = facts.secondaryReady ? facts.secondaryShare : "the secondary is not ready";
     return `${image} passed all ${facts.weights.length} steps (${held}); promote it with: ${facts.commands.promote}`;
   }
   if (facts.secondaryReady && canary.stepRoutedAt === undefined && facts.applyRefused !== undefined) {
@@ -83,10 +81,10 @@ function canaryMessage(facts: MessageFacts, canary: CanaryState): string {
       }
       if (canary.pausedAt === undefined) return testingMessage(facts, canary);
       const where = canary.step < 0 ? "before the first step" : `at ${stepText(canary, facts.weights)}`;
-      return `Paused testing ${image} ${where} (${facts.secondaryWeight}% of traffic on the secondary); resume with: ${facts.commands.resume}`;
+      return `Paused testing ${image} ${where} (${facts.secondaryShare}); resume with: ${facts.commands.resume}`;
     }
     case "Promoting": {
-      const share = `the secondary keeps ${facts.secondaryWeight}% of traffic meanwhile`;
+      const share = `the secondary keeps ${facts.secondaryShare} meanwhile`;
       if (facts.promotionOverdue) {
         return `Promoting ${image}: the primary has not finished rolling it out within ${facts.progressDeadlineSeconds}s (${share}); still waiting. To return the primary to ${primary}: ${facts.commands.abort}`;
       }
