@@ -18,6 +18,7 @@ import { gateway, httpRoute } from "./fixtures.test-helpers.js";
 import type { SimulatorState } from "./ledger.js";
 import { servedKinds } from "./served-kinds.js";
 import { startSimulator, type Simulator } from "./simulator.js";
+import { waitFor } from "../cluster/wait.js";
 
 const onCluster = process.env["CANARYAPP_TEST_PROFILE"] !== undefined;
 const suffix = randomBytes(3).toString("hex");
@@ -26,20 +27,9 @@ const gatewayNamespace = `gwsim-gw-${suffix}`;
 const group = "gateway.networking.k8s.io";
 const routes = { group, version: "v1", plural: "httproutes", namespace } as const;
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`, { cause: last });
-    await sleep(200);
-  }
-}
+/** Polls `probe` until it has a value (errors count as "not yet"); the shared wait of the test clusters. */
+const eventually = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> =>
+  waitFor(what, probe, { timeoutMs, intervalMs: 200 });
 
 describe("the simulator as the Gateway API implementation, on a cluster", { skip: !onCluster && "no cluster" }, () => {
   const kc = onCluster ? testKubeConfig() : undefined;

@@ -12,6 +12,7 @@ import { applyWatched } from "./kube.js";
 import { parseTimeout } from "./program.js";
 import { age, batchLine, progressBar, readRoute, renderSnapshot, routeWeights, type Snapshot } from "./view.js";
 import { judge } from "./wait.js";
+import { reportedOn } from "../router/route-status.test-helpers.js";
 
 const V1 = "registry.example.com/app:v1";
 const V2 = "registry.example.com/app:v2";
@@ -328,32 +329,18 @@ describe("view: the mirror and A/B phases, and the HTTPRoute of mesh: gateway-ap
     gateway: { status: "True" | "False"; reason: string; message?: string },
   ) {
     const route = buildHTTPRoute(a, withDefaults(a.spec), weights);
-    const generation = 3;
-    const condition = (type: string, status: string, reason: string, message = "") => ({
-      type,
-      status,
-      reason,
-      message,
-      observedGeneration: generation,
-      lastTransitionTime: "2026-01-01T00:00:31Z",
+    return reportedOn(route, {
+      generation: 3,
+      at: "2026-01-01T00:00:31Z",
+      verdict: (parentRef) =>
+        parentRef["kind"] !== "Gateway" || gateway.status === "True"
+          ? { accepted: true }
+          : {
+              accepted: false,
+              reason: gateway.reason,
+              ...(gateway.message !== undefined ? { message: gateway.message } : {}),
+            },
     });
-    return {
-      ...route,
-      metadata: { ...route.metadata, generation },
-      status: {
-        parents: route.spec.parentRefs.map((parentRef) => ({
-          parentRef,
-          controllerName: "istio.io/gateway-controller",
-          conditions:
-            parentRef.kind === "Gateway"
-              ? [
-                  condition("Accepted", gateway.status, gateway.reason, gateway.message),
-                  condition("ResolvedRefs", "True", "ResolvedRefs"),
-                ]
-              : [condition("Accepted", "True", "Accepted"), condition("ResolvedRefs", "True", "ResolvedRefs")],
-        })),
-      },
-    };
   }
 
   const ACCEPTED = { status: "True", reason: "Accepted" } as const;

@@ -13,27 +13,14 @@ import {
   readHTTPRouteWeights,
 } from "./gateway-api.js";
 import { ROUTERS } from "./routers.js";
+import { reportedOn, type ReportOptions } from "./route-status.test-helpers.js";
 
 const app = seedApp({ mesh: "gateway-api" });
 const spec = withDefaults(app.spec);
 
 /** The route as the API server holds it once its implementation has reported on every parent. */
-function accepted(route: ReturnType<typeof buildHTTPRoute>, generation = 3, overrides: Record<string, unknown> = {}) {
-  return {
-    ...route,
-    metadata: { ...route.metadata, generation },
-    status: {
-      parents: route.spec.parentRefs.map((parentRef) => ({
-        parentRef,
-        controllerName: parentRef.kind === "Service" ? "istio.io/mesh-controller" : "istio.io/gateway-controller",
-        conditions: [
-          { type: "Accepted", status: "True", reason: "Accepted", observedGeneration: generation },
-          { type: "ResolvedRefs", status: "True", reason: "ResolvedRefs", observedGeneration: generation },
-        ],
-        ...overrides,
-      })),
-    },
-  };
+function accepted(route: ReturnType<typeof buildHTTPRoute>, generation = 3, verdict?: ReportOptions["verdict"]) {
+  return reportedOn(route, { generation, ...(verdict !== undefined ? { verdict } : {}) });
 }
 
 describe("buildHTTPRoute", () => {
@@ -104,18 +91,11 @@ describe("readHTTPRouteWeights: the split only where the implementation carries 
   });
 
   test("a parent that does not accept it: not routed, with the implementation's reason and message", () => {
-    const refused = accepted(route, 3, {
-      conditions: [
-        {
-          type: "Accepted",
-          status: "False",
-          reason: "NotAllowedByListeners",
-          message: "no listener allows routes from namespace demo",
-          observedGeneration: 3,
-        },
-        { type: "ResolvedRefs", status: "True", reason: "ResolvedRefs", observedGeneration: 3 },
-      ],
-    });
+    const refused = accepted(route, 3, () => ({
+      accepted: false,
+      reason: "NotAllowedByListeners",
+      message: "no listener allows routes from namespace demo",
+    }));
     assert.equal(readHTTPRouteWeights(refused), null);
     assert.deepEqual(httpRouteAcceptance(refused), {
       carried: false,
@@ -126,18 +106,11 @@ describe("readHTTPRouteWeights: the split only where the implementation carries 
   });
 
   test("a backend not resolved: not routed (RouteRefsNotResolved)", () => {
-    const unresolved = accepted(route, 3, {
-      conditions: [
-        { type: "Accepted", status: "True", reason: "Accepted", observedGeneration: 3 },
-        {
-          type: "ResolvedRefs",
-          status: "False",
-          reason: "BackendNotFound",
-          message: "canaryapp-sample-secondary",
-          observedGeneration: 3,
-        },
-      ],
-    });
+    const unresolved = accepted(route, 3, () => ({
+      accepted: true,
+      unresolved: "BackendNotFound",
+      message: "canaryapp-sample-secondary",
+    }));
     const why = httpRouteAcceptance(unresolved);
     assert.equal(!why.carried && why.reason, "RouteRefsNotResolved");
   });
@@ -147,7 +120,7 @@ describe("readHTTPRouteWeights: the split only where the implementation carries 
     const gatewayRoute = buildHTTPRoute(gatewayApp, withDefaults(gatewayApp.spec), { primary: 50, secondary: 50 });
     const reported = accepted(gatewayRoute);
     // An implementation may report the Gateway parent without the defaulted group and namespace.
-    const parents = reported.status.parents.map((p) =>
+    const parents = (reported.status.parents as { parentRef: { kind: string } }[]).map((p) =>
       p.parentRef.kind === "Gateway" ? { ...p, parentRef: { kind: "Gateway", name: "edge" } } : p,
     );
     assert.deepEqual(readHTTPRouteWeights({ ...reported, status: { parents } }), { primary: 50, secondary: 50 });

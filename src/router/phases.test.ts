@@ -10,6 +10,7 @@ import { seedApp } from "../resources/fixtures.test-helpers.js";
 import type { Weights } from "../rollout/types.js";
 import { buildHTTPRoute, readHTTPRouteWeights } from "./gateway-api.js";
 import { buildVirtualService, readIstioWeights } from "./istio.js";
+import { reportedOn } from "./route-status.test-helpers.js";
 
 const app = seedApp();
 const spec = withDefaults(app.spec);
@@ -20,19 +21,9 @@ const RULES = [
 const ab: Weights = { primary: 100, secondary: 0, match: RULES };
 const mirrored: Weights = { primary: 100, secondary: 0, mirror: 20 };
 
-/** The HTTPRoute as the API server holds it: defaults filled in, accepted by its implementation. */
+/** The HTTPRoute as the API server holds it, accepted by its implementation. */
 function served(route: ReturnType<typeof buildHTTPRoute>): unknown {
-  const held = structuredClone(route) as unknown as {
-    metadata: { generation?: number };
-    spec: { parentRefs: unknown[] };
-    status?: unknown;
-  };
-  held.metadata.generation = 1;
-  const ok = (type: string) => ({ type, status: "True", reason: type, observedGeneration: 1 });
-  held.status = {
-    parents: held.spec.parentRefs.map((parentRef) => ({ parentRef, conditions: [ok("Accepted"), ok("ResolvedRefs")] })),
-  };
-  return held;
+  return reportedOn(route, { generation: 1 });
 }
 
 describe("canonical rules", () => {

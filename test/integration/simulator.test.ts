@@ -11,13 +11,13 @@
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { setTimeout as sleep } from "node:timers/promises";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from "@kubernetes/client-node";
 import { startPrometheus, type RunningPrometheus } from "../../e2e/prometheus.js";
 import { startSimulator, type Simulator } from "../../e2e/sim/simulator.js";
 import { PrometheusProvider } from "../../src/analysis/providers/prometheus/client.js";
 import { BUILTIN_QUERIES, renderQuery } from "../../src/analysis/templates.js";
 import { testKubeConfig } from "../support/kube.js";
+import { waitFor } from "../../e2e/cluster/wait.js";
 
 const kc = testKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
@@ -150,20 +150,9 @@ async function setReady(name: string, ready: boolean): Promise<void> {
   await core.replaceNamespacedPodStatus({ name, namespace, body: pod });
 }
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`, { cause: last });
-    await sleep(250);
-  }
-}
+/** Polls `probe` until it has a value (errors count as "not yet"); the shared wait of the test clusters. */
+const eventually = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> =>
+  waitFor(what, probe, { timeoutMs, intervalMs: 250 });
 
 describe("mesh traffic simulator against the API server and Prometheus", () => {
   let prometheus: RunningPrometheus;

@@ -7,6 +7,7 @@
  */
 import { CustomObjectsApi, Watch, type KubeConfig } from "@kubernetes/client-node";
 import { GATEWAY_API } from "../../src/router/gateway-api.js";
+import { parentStatuses, type ParentVerdict } from "../../src/router/route-status.test-helpers.js";
 
 export interface RouteLike {
   metadata: { name: string; namespace: string; generation?: number; resourceVersion?: string };
@@ -18,7 +19,7 @@ export interface RouteLike {
 }
 
 /** What the implementation says of a route for its parents: accepted, or not with a reason and message. */
-export type Verdict = { accepted: true } | { accepted: false; reason: string; message: string };
+export type Verdict = ParentVerdict;
 
 export interface RouteImplementation {
   /** Every route generation it reported on, with the canary rule's secondary weight and its verdict. */
@@ -43,25 +44,12 @@ export async function startRouteImplementation(
     const key = `${route.metadata.name}@${generation}`;
     if (done.has(key)) return;
     const verdict = decide(route);
-    const now = new Date().toISOString();
-    const condition = (type: string, status: boolean, reason: string, message: string) => ({
-      type,
-      status: status ? "True" : "False",
-      reason,
-      message,
-      observedGeneration: generation,
-      lastTransitionTime: now,
-    });
-    const parents = (route.spec?.parentRefs ?? []).map((parentRef) => ({
-      parentRef,
+    const parents = parentStatuses(route.spec?.parentRefs ?? [], {
+      generation,
+      verdict: () => verdict,
       controllerName: STAND_IN_CONTROLLER,
-      conditions: [
-        verdict.accepted
-          ? condition("Accepted", true, "Accepted", "")
-          : condition("Accepted", false, verdict.reason, verdict.message),
-        condition("ResolvedRefs", true, "ResolvedRefs", ""),
-      ],
-    }));
+      at: new Date().toISOString(),
+    });
     try {
       await api.replaceNamespacedCustomObjectStatus({
         ...RESOURCE,
