@@ -99,7 +99,7 @@ function routed(
   app: CanaryApp,
   caches: Caches,
   router: TrafficRouter,
-): Pick<Observation, "routedWeights" | "routeNotCarried"> {
+): Pick<Observation, "routedWeights" | "routeNotCarried" | "routeCarried"> {
   const name = router.objectName?.(app) ?? childNames(appRef(app).name).virtualService;
   const object = childCache(caches, router.kind).get(appRef(app).namespace, name);
   const acceptance = object !== undefined ? router.acceptance?.(object) : undefined;
@@ -108,6 +108,7 @@ function routed(
     ...(acceptance !== undefined && !acceptance.carried
       ? { routeNotCarried: { reason: acceptance.reason, message: acceptance.message } }
       : {}),
+    ...(acceptance?.carried === true ? { routeCarried: true as const } : {}),
   };
 }
 

@@ -3,6 +3,13 @@ import type { Condition } from "../api/types.js";
 /** The condition a rejected child sets, and that clears once every child applies again. */
 export const CHILDREN_APPLIED = "ChildrenApplied";
 
+/**
+ * Whether the route's implementation carries the route as written (the Gateway API's route status): True with
+ * reason Accepted, False with why (RouteNotAccepted, RouteRefsNotResolved, RouteNotReported). Only for routers
+ * whose implementation reports (ADR 0026).
+ */
+export const ROUTE_ACCEPTED = "RouteAccepted";
+
 /** Ready's reason while a rejected child keeps the primary from running as specified. */
 export const CHILD_REJECTED = "ChildRejected";
 

@@ -254,4 +254,25 @@ describe("a route its implementation does not carry", () => {
     s.observed = { secondary: deployment(V2), routedWeights: routed(30) };
     assert.equal(runPlan(s).status.canary?.stage, "Stepping");
   });
+
+  test("RouteAccepted says it: False with the implementation's reason, True once carried, absent for Istio", () => {
+    const held = runPlan(notCarried(650));
+    assert.deepEqual(
+      [condition(held, "RouteAccepted")?.status, condition(held, "RouteAccepted")?.reason],
+      ["False", "RouteNotAccepted"],
+    );
+    assert.match(condition(held, "RouteAccepted")?.message ?? "", /NotAllowedByListeners/);
+    const carried = notCarried(660);
+    carried.status = held.status;
+    carried.observed = { secondary: deployment(V2), routedWeights: routed(30), routeCarried: true };
+    const ok = runPlan(carried);
+    assert.deepEqual(
+      [condition(ok, "RouteAccepted")?.status, condition(ok, "RouteAccepted")?.reason],
+      ["True", "Accepted"],
+    );
+    const istio = notCarried(670);
+    istio.status = ok.status;
+    istio.observed = { secondary: deployment(V2), routedWeights: routed(30) };
+    assert.equal(condition(runPlan(istio), "RouteAccepted"), undefined, "a router that reports nothing has none");
+  });
 });

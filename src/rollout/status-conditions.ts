@@ -1,7 +1,7 @@
 import type { CanaryState, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
 import type { ConditionUpdate } from "./conditions.js";
-import { CHILD_REJECTED, CHILDREN_APPLIED, setCondition } from "./conditions.js";
+import { CHILD_REJECTED, CHILDREN_APPLIED, ROUTE_ACCEPTED, setCondition } from "./conditions.js";
 import type { CapacityWait, PlanContext } from "./context.js";
 import type { WorkloadObservation } from "./types.js";
 /** The Ready and Progressing reason while a batch release waits for approval. */
@@ -161,7 +161,31 @@ export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[
       : { type: CONDITION.InvalidSpec, status: "False", reason: "Valid", message: "the spec can be acted on", ...gen },
     at,
   );
-  return list;
+  return routeAccepted(list, ctx, at);
+}
+
+/**
+ * RouteAccepted, where the route's implementation reports on it (the Gateway API): True while it carries the
+ * route as written, False with the implementation's reason and message; absent for routers that report
+ * nothing (Istio's VirtualService), and removed when an app moves to one.
+ */
+function routeAccepted(list: Condition[], ctx: PlanContext, at: string): Condition[] {
+  const { observed } = ctx;
+  const generation = ctx.app.metadata.generation;
+  const gen = generation !== undefined ? { observedGeneration: generation } : {};
+  const notCarried = observed.routeNotCarried;
+  if (notCarried !== undefined) {
+    return setCondition(
+      list,
+      { type: ROUTE_ACCEPTED, status: "False", reason: notCarried.reason, message: notCarried.message, ...gen },
+      at,
+    );
+  }
+  if (observed.routeCarried === true) {
+    const message = "the route's implementation reports it accepted by every parent, its references resolved";
+    return setCondition(list, { type: ROUTE_ACCEPTED, status: "True", reason: "Accepted", message, ...gen }, at);
+  }
+  return list.filter((c) => c.type !== ROUTE_ACCEPTED);
 }
 
 /** The reason of the Progressing condition while a promotion's primary rollout is overdue. */

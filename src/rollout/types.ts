@@ -68,6 +68,8 @@ export interface Observation {
    * the test (decisions.ts, RouteRefused).
    */
   routeNotCarried?: { reason: string; message: string };
+  /** The routing object's implementation reports that it carries it as it now is (with routeNotCarried absent). */
+  routeCarried?: true;
   /**
    * Present only when `analysisDue` said so and the reconciler ran the checks: one result a check, in
    * the order of `analysisChecks(spec)`.
