@@ -3,7 +3,8 @@
  * pods report ready, Prometheus judges each batch. 4 replicas in 2 batches, pause first: 3 old / 1 new, paused,
  * approved with the README's annotation, 0 / 4, the old version's pods gone and the secondary deleted; a failing
  * analysis at batch 1 rolls back to 4 / 0 with the image recorded. The exact replica sequence is asserted, with
- * Istio and without a mesh (`mesh: none`: no VirtualService or DestinationRule ever exists). At the end, Istio's
+ * Istio, with the Gateway API (an HTTPRoute, accepted by a stand-in implementation) and without a mesh
+ * (`mesh: none`: no VirtualService or DestinationRule ever exists). At the end, Istio's
  * analyzers (`istioctl analyze`) find no error in the namespace, and no warning that is not explained here.
  */
 import assert from "node:assert/strict";
@@ -11,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { childNames } from "../src/api/meta.js";
 import type { CanaryAppStatus, Mesh } from "../src/api/types.js";
+import { GATEWAY_API, readHTTPRouteWeights } from "../src/router/gateway-api.js";
 import { ISTIO_NETWORKING } from "../src/router/istio.js";
 import { fakeDigest } from "./cluster/fake-nodes.js";
 import { assertAnalyzeClean, istioAnalyze, printAnalyzeReport } from "./istioctl.js";
@@ -26,6 +28,7 @@ import {
   type RolloutEnv,
 } from "../test/support/rollout-env.js";
 import { RolloutRecorder } from "../test/support/rollout-recorder.js";
+import { startRouteImplementation, type RouteImplementation } from "../test/support/route-implementation.js";
 
 /** The warnings `istioctl analyze` gives on this file's namespace, and why each is expected on this cluster. */
 const ANALYZE_EXPLAINED: Record<string, string> = {};
@@ -117,7 +120,12 @@ describe("batch release on the cluster profile", () => {
     await env.stop();
   });
 
-  for (const mesh of ["istio", "none"] as Mesh[]) {
+  // gateway-api: the HTTPRoute's status is written by a stand-in implementation that accepts every generation
+  // (the traffic simulator plays Istio's in e2e/routers.test.ts); without one no batch's weight would be routed.
+  let implementation: RouteImplementation | undefined;
+  after(() => implementation?.stop());
+
+  for (const mesh of ["istio", "gateway-api", "none"] as Mesh[]) {
     const name = `batch-${mesh}`;
     const [v1, v2, v3] = [image(name, "v1"), image(name, "v2"), image(name, "v3")];
     const is = (v: string) => (img: string) => img === v || img.endsWith(`@${fakeDigest(v)}`);
@@ -156,6 +164,9 @@ describe("batch release on the cluster profile", () => {
         {},
         { replicas: 4, mesh, strategy: { type: "batches", batches: { count: 2, pause: "first" } } },
       );
+      if (mesh === "gateway-api") {
+        implementation ??= await startRouteImplementation(env.kc, env.namespace, () => ({ accepted: true }));
+      }
       if (mesh === "istio") recorder = await deployApp(env, name, spec);
       else {
         // No route to wait for: Healthy with v1 on the primary is the rest.
@@ -171,8 +182,14 @@ describe("batch release on the cluster profile", () => {
           120_000,
         );
       }
-      if (mesh === "none") assert.deepEqual(await istioObjects(), [], "no VirtualService or DestinationRule");
-      else assert.equal((await istioObjects()).length, 2);
+      if (mesh === "istio") assert.equal((await istioObjects()).length, 2);
+      else assert.deepEqual(await istioObjects(), [], "no VirtualService or DestinationRule");
+      if (mesh === "gateway-api") {
+        const route: unknown = await env.kc
+          .makeApiClient(CustomObjectsApi)
+          .getNamespacedCustomObject({ ...GATEWAY_API, plural: "httproutes", namespace: env.namespace, name });
+        assert.deepEqual(readHTTPRouteWeights(route), { primary: 100, secondary: 0 }, "the HTTPRoute, accepted");
+      }
     });
 
     test(`${mesh}: 3 old / 1 new, paused; approved; 0 / 4; the old pods gone`, { timeout: 240_000 }, async () => {
@@ -214,7 +231,7 @@ describe("batch release on the cluster profile", () => {
         },
         { timeoutMs: 90_000 },
       );
-      if (mesh === "none") assert.deepEqual(await istioObjects(), []);
+      if (mesh !== "istio") assert.deepEqual(await istioObjects(), []);
       const service = await env.kc.makeApiClient(CoreV1Api).readNamespacedService({
         name: childNames(name).service,
         namespace: env.namespace,
@@ -251,7 +268,7 @@ describe("batch release on the cluster profile", () => {
           },
           { timeoutMs: 90_000 },
         );
-        if (mesh === "none") assert.deepEqual(await istioObjects(), []);
+        if (mesh !== "istio") assert.deepEqual(await istioObjects(), []);
       },
     );
   }
