@@ -41,6 +41,13 @@ export const deploymentName = (appName: string, track: Track): string => childNa
 /** The Service that selects one track's pods (the canary route's destination): `<name>-primary`, `<name>-secondary`. */
 export const trackServiceName = (appName: string, track: Track): string => `${appName}-${track}`;
 
+/** The track whose per-track Service `name` is (`<app>-primary`, `<app>-secondary`), or undefined. */
+export function trackOfService(name: string | undefined): Track | undefined {
+  if (name?.endsWith("-primary") === true) return "primary";
+  if (name?.endsWith("-secondary") === true) return "secondary";
+  return undefined;
+}
+
 /** The cluster-local DNS name of the app's Service, the host every route points at. */
 export const serviceFqdn = (name: string, namespace: string): string => `${name}.${namespace}.svc.cluster.local`;
 

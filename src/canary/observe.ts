@@ -100,7 +100,7 @@ function routed(
   caches: Caches,
   router: TrafficRouter,
 ): Pick<Observation, "routedWeights" | "routeNotCarried" | "routeCarried"> {
-  const name = router.objectName?.(app) ?? childNames(appRef(app).name).virtualService;
+  const name = router.objectName(app);
   const object = childCache(caches, router.kind).get(appRef(app).namespace, name);
   const acceptance = object !== undefined ? router.acceptance?.(object) : undefined;
   return {

@@ -53,7 +53,7 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
  * The refusal of the last apply of the children, as the reconciler recorded it (applyRefusal), and why the
  * route's implementation does not carry the route, as observed.
  */
-function refusalOf(ctx: PlanContext): { applyRefused?: string; routeNotCarried?: string } {
+export function refusalOf(ctx: PlanContext): { applyRefused?: string; routeNotCarried?: string } {
   const refused = applyRefusal(ctx.previous.conditions);
   const notCarried = ctx.observed.routeNotCarried;
   return {

@@ -59,11 +59,15 @@ function testingMessage(facts: MessageFacts, canary: CanaryState): string {
     const held = facts.secondaryReady ? facts.secondaryShare : "the secondary is not ready";
     return `${image} passed all ${facts.weights.length} steps (${held}); promote it with: ${facts.commands.promote}`;
   }
-  if (facts.secondaryReady && canary.stepRoutedAt === undefined && facts.applyRefused !== undefined) {
-    return `Testing ${image}: ${stepText(canary, facts.weights)} waits for the route, whose apply is refused (${facts.applyRefused}); the test rolls back (RouteRefused) if the step is not routed within ${facts.progressDeadlineSeconds}s of its start.`;
-  }
-  if (facts.secondaryReady && canary.stepRoutedAt === undefined && facts.routeNotCarried !== undefined) {
-    return `Testing ${image}: ${stepText(canary, facts.weights)} waits for the route's implementation to carry it (${facts.routeNotCarried}); the test rolls back (RouteRefused) if the step is not routed within ${facts.progressDeadlineSeconds}s of its start.`;
+  // A step the route does not carry: its write refused by the API server, or not carried by its implementation.
+  const routeWait =
+    facts.applyRefused !== undefined
+      ? `the route, whose apply is refused (${facts.applyRefused})`
+      : facts.routeNotCarried !== undefined
+        ? `the route's implementation to carry it (${facts.routeNotCarried})`
+        : undefined;
+  if (facts.secondaryReady && canary.stepRoutedAt === undefined && routeWait !== undefined) {
+    return `Testing ${image}: ${stepText(canary, facts.weights)} waits for ${routeWait}; the test rolls back (RouteRefused) if the step is not routed within ${facts.progressDeadlineSeconds}s of its start.`;
   }
   const traffic = facts.secondaryReady ? facts.secondaryShare : "the secondary is not ready, so it gets no traffic";
   return `Testing ${image}: ${stepText(canary, facts.weights)}, ${traffic}${lastAnalysisText(facts, canary)}.`;

@@ -24,12 +24,12 @@ import { secondaryReplicas } from "./replicas.js";
 import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";
-import { secondaryReadyNow, testFacts } from "./facts.js";
+import { refusalOf, secondaryReadyNow, testFacts } from "./facts.js";
 import { derivePhase } from "./phase.js";
 import { advanceStage, promotionOverdue } from "./stages.js";
 import { capacityMessage } from "./status-conditions.js";
 import type { InvalidSpecPlan } from "./reported.js";
-import { applyRefusal, invalidSpecPlan, rejectedMessage } from "./reported.js";
+import { invalidSpecPlan, rejectedMessage } from "./reported.js";
 import { announceRefusal } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
 import { canonicalRevisions, revisionOf } from "../identity/revision.js";
@@ -267,8 +267,7 @@ function assemble(ctx: PlanContext): Plan {
   const specFailure = specIsPrimary(ctx) ? undefined : findFailedImage(status.failedImages, specRevisionRef(ctx));
   const specImageFailed = specFailure !== undefined;
   const primaryDeployed = primaryDeployedImage(ctx);
-  const refused = applyRefusal(ctx.previous.conditions);
-  const notCarried = observed.routeNotCarried;
+  const { applyRefused: refused, routeNotCarried: notCarried } = refusalOf(ctx);
   const secondaryService =
     canary !== undefined
       ? secondaryServiceTrack({
@@ -311,7 +310,7 @@ function assemble(ctx: PlanContext): Plan {
     promotionOverdue: overdue,
     progressDeadlineSeconds: spec.analysis.progressDeadlineSeconds,
     ...(refused !== undefined ? { applyRefused: refused } : {}),
-    ...(notCarried !== undefined ? { routeNotCarried: `${notCarried.reason}: ${notCarried.message}` } : {}),
+    ...(notCarried !== undefined ? { routeNotCarried: notCarried } : {}),
     secondaryServiceTrack: secondaryService,
     commands: {
       retry: annotateCommand(ctx, ANNOTATIONS.retry, spec.image),

@@ -7,7 +7,7 @@
  */
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { ChildMeta } from "../api/meta.js";
-import { appRef, childMeta, childNames, trackServiceName } from "../api/meta.js";
+import { appRef, childMeta, childNames, trackOfService, trackServiceName } from "../api/meta.js";
 import type { CanaryApp, StringMatch, Track } from "../api/types.js";
 import type { Weights } from "../rollout/types.js";
 import { ownNamespaceHost } from "./host-policy.js";
@@ -280,9 +280,7 @@ export function httpRouteAcceptance(route: unknown): RouteAcceptance {
 /** The track a backendRef sends to: the per-track Service it names (`<name>-primary`, `<name>-secondary`). */
 function backendTrack(ref: { group?: string; kind?: string; name?: string }): Track | undefined {
   if ((ref.group ?? "") !== "" || (ref.kind ?? "Service") !== "Service") return undefined;
-  if (ref.name?.endsWith("-primary") === true) return "primary";
-  if (ref.name?.endsWith("-secondary") === true) return "secondary";
-  return undefined;
+  return trackOfService(ref.name);
 }
 
 /**

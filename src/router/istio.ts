@@ -4,7 +4,7 @@
  */
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { ChildMeta } from "../api/meta.js";
-import { appRef, childMeta, childNames, serviceFqdn, trackServiceName } from "../api/meta.js";
+import { appRef, childMeta, childNames, serviceFqdn, trackOfService, trackServiceName } from "../api/meta.js";
 import type { CanaryApp, StringMatch, Track } from "../api/types.js";
 import { LABELS } from "../api/types.js";
 import type { Weights } from "../rollout/types.js";
@@ -206,10 +206,7 @@ export function destinationTrack(destination: { host?: string; subset?: string }
   const subset = destination?.subset;
   if (subset === "primary" || subset === "secondary") return subset;
   if (subset !== undefined) return undefined;
-  const service = destination?.host?.split(".")[0] ?? "";
-  if (service.endsWith("-primary")) return "primary";
-  if (service.endsWith("-secondary")) return "secondary";
-  return undefined;
+  return trackOfService(destination?.host?.split(".")[0]);
 }
 
 /**
@@ -280,6 +277,7 @@ export const istioLeftover: LeftoverRoute = {
 
 export const istioRouter: TrafficRouter = {
   kind: "VirtualService",
+  objectName: (app) => childNames(appRef(app).name).virtualService,
   desired: (app, spec, weights, selectors) => [
     buildDestinationRule(app, selectors),
     buildVirtualService(app, spec, weights),

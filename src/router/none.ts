@@ -10,6 +10,8 @@ import type { TrafficRouter } from "./router.js";
 
 export const noMeshRouter: TrafficRouter = {
   kind: "Service",
+  // The app's Service, whose selector makes the split: read from the pods (splitByPods), not from it.
+  objectName: (app) => app.metadata.name ?? "",
   desired: () => [],
   routedWeights: () => null,
   splitByPods: (primary, secondary) => {

@@ -25,8 +25,8 @@ export interface TrafficRouter {
    * revision).
    */
   desired(app: CanaryApp, spec: ResolvedSpec, weights: Weights, selectors?: TrackSelectors): RoutingObject[];
-  /** The name of the object that carries the split (absent: the VirtualService's, `<name>`). */
-  objectName?(app: CanaryApp): string;
+  /** The name of the object that carries the split (read back by `routedWeights`). */
+  objectName(app: CanaryApp): string;
   /** The weights the routing object actually carries, or null when it is missing or not ours to read. */
   routedWeights(routingObject: unknown): Weights | null;
   /**
