@@ -13,7 +13,7 @@ export interface ChildRef {
  * - Per app, the transition whose Events this process has told (all of them exist now). Marking them told in
  *   status is not worth a status write of its own: the mark rides on the next write the app needs anyway, and
  *   until then this memory keeps them from being told twice. A process without it tells them again within
- *   REPLAY_SECONDS, each a 409 the recorder ignores (told-events.ts).
+ *   REPLAY_SECONDS, each a 409 the recorder ignores (status/transition-events.ts).
  * - Per child, what this process last wrote (the applied hash, or that it deleted it) while the caches have not
  *   shown an event of the child since. A reconcile that comes before the cache catches up (the app's own status
  *   write races its child's watch event) skips a child whose desired state it already wrote, instead of writing

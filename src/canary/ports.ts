@@ -28,6 +28,12 @@ export function childCache(caches: Caches, kind: string): ObjectCache {
   return cache;
 }
 
+/** Finds a CanaryApp of `app`'s namespace by name, in the cache. */
+export function appsOfNamespace(caches: Caches, app: CanaryApp): (name: string) => CanaryApp | undefined {
+  const namespace = app.metadata.namespace ?? "";
+  return (name) => caches.canaryApps.get(namespace, name);
+}
+
 /** The writes a reconcile makes. */
 export interface ClusterWriter {
   /** Server-side apply under the controller's field manager. */

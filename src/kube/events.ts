@@ -112,7 +112,7 @@ export class EventRecorder {
   }
 
   /**
-   * Creates the Event under `name` (a name every controller gives it, see told-events.ts) unless one by that
+   * Creates the Event under `name` (a name every controller gives it, see status/transition-events.ts) unless one by that
    * name exists, without counting repeats. Resolves to whether it exists afterwards; never rejects.
    */
   async create(obj: InvolvedObject, type: EventType, reason: string, message: string, name: string): Promise<boolean> {

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import type { CanaryApp } from "../api/types.js";
 import { seedApp } from "../resources/fixtures.test-helpers.js";
 import type { PlannedEvent } from "../rollout/types.js";
-import { eventName, REPLAY_SECONDS, stale, told, toTell, withTransition } from "./told-events.js";
+import { eventName, REPLAY_SECONDS, stale, told, toTell, withTransition } from "./transition-events.js";
 
 const AT = "2026-01-01T12:00:00Z";
 const PROMOTED: PlannedEvent = { type: "Normal", reason: "Promoted", message: "promoted web:2" };

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
-import { formatNotice, genericPayload } from "./format.js";
+import { formatNotice, genericPayload } from "../notify/format.js";
 import { OUTBOX_MAX, withNotices } from "./outbox.js";
 
 const app: CanaryApp = {

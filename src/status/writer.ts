@@ -1,0 +1,185 @@
+/**
+ * The one place a CanaryApp's status is assembled and written. The planner decides what the status says
+ * (rollout/); this adds what a plan cannot know and writes it:
+ * - the Events of a transition, recorded with it and then told (transition-events.ts, ADR 0001);
+ * - the outbox of notices for the app's receivers (outbox.ts);
+ * - the outcome of acting: a child the API server rejected, a primary just created (rollout/reported.ts).
+ * Every write is a replace guarded by resourceVersion: a reconcile that planned from a stale cache loses
+ * (StaleStatusError) and plans again instead of overwriting newer state.
+ */
+import type { Logger } from "pino";
+import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
+import { objectKey } from "../object-keys.js";
+import { isConflict } from "../kube/errors.js";
+import { CHILDREN_APPLIED } from "../rollout/conditions.js";
+import { childrenApplied, primaryCreated, statusEqual } from "../rollout/reported.js";
+import type { PlannedEvent, WorkloadObservation } from "../rollout/types.js";
+import { timestamp } from "../time/timestamps.js";
+import type { ReconcileFailure } from "./outbox.js";
+import { withNotices } from "./outbox.js";
+import { stale, toTell, told, withTransition } from "./transition-events.js";
+
+/** Thrown when the status write lost a race; the key is simply reconciled again on fresh state. */
+export class StaleStatusError extends Error {
+  constructor(key: string, options?: { cause?: unknown }) {
+    super(`CanaryApp ${key}: status changed since it was read`, options);
+    this.name = "StaleStatusError";
+  }
+}
+
+/** What the writer needs of the API server. */
+export interface StatusStore {
+  /** Replace the status subresource, guarded by the app's resourceVersion; resolves with the new one. */
+  replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<string | undefined>;
+}
+
+/** What the writer needs to tell a transition's Events. */
+export interface TransitionTeller {
+  /** Creates the Event named `name` unless it exists; resolves to whether it exists afterwards. */
+  tell(app: CanaryApp, event: PlannedEvent, name: string): Promise<boolean>;
+}
+
+/** Which transition of each app this process has told every Event of (canary/ahead-of-cache.ts). */
+export interface ToldMemory {
+  toldTransition(appKey: string, transition: string | undefined): boolean;
+  told(appKey: string, transition: string | undefined): void;
+}
+
+/** The notification side: which apps have receivers, and how far each app's outbox has been delivered. */
+export interface NoticeOutbox {
+  enabled(app: CanaryApp): boolean;
+  delivered(appKey: string): number | undefined;
+}
+
+export interface StatusWriterDeps {
+  store: StatusStore;
+  events: TransitionTeller;
+  told: ToldMemory;
+  /** Absent: no app is notified. */
+  notices?: NoticeOutbox;
+  /** An Event was told (for the log and metrics). */
+  onEvent(app: CanaryApp, event: PlannedEvent, log: Logger): void;
+}
+
+/** What acting on a plan came to. */
+export interface Acted {
+  /** The API server rejected a child as invalid, or an object in the way is not the app's. */
+  rejection?: { reason: "ChildRejected" | "ChildNotOwned"; message: string };
+  /** The primary workload this reconcile created, as the workload port observes it; null when it created none. */
+  createdPrimary: WorkloadObservation | null;
+}
+
+export class StatusWriter {
+  constructor(private readonly deps: StatusWriterDeps) {}
+
+  /**
+   * Persists the planned status with its Events (status.lastEvents), then tells them: the decision is on
+   * record before anyone hears of it, and a controller killed in between leaves them for the next reconcile.
+   * Resolves to whether the recorded Events all exist now (the next status write then marks them told).
+   */
+  async record(
+    app: CanaryApp,
+    plan: { status: CanaryAppStatus; events: readonly PlannedEvent[] },
+    now: Date,
+    log: Logger,
+  ): Promise<boolean> {
+    // Events of an earlier transition not known to exist yet are told before this one's replace them.
+    if (plan.events.length > 0) await this.tell(app, log, now);
+    const status = withTransition(
+      app.status ?? {},
+      this.noticed(app, plan.status, now, plan.events),
+      plan.events,
+      timestamp(now),
+    );
+    await this.persist(app, status);
+    return this.tell(app, log, now);
+  }
+
+  /**
+   * Persists what acting showed: ChildrenApplied (and Ready) after a rejection or the first apply after one,
+   * Ready once the primary was created, a notice for a new rejection, and the told mark of the Events when
+   * the app needs a write anyway (`toldAll`: the Events recorded before acting all exist now).
+   */
+  async recordActed(app: CanaryApp, acted: Acted, toldAll: boolean, now: Date): Promise<void> {
+    const applied = primaryCreated(
+      childrenApplied(app.status ?? {}, acted.rejection?.message, now),
+      acted.rejection === undefined ? acted.createdPrimary : null,
+      app.metadata.generation,
+      now,
+    );
+    const next = this.noticed(app, applied, now, [], newRejection(app, acted.rejection));
+    // The Events are marked told only in a write the app needs anyway (see AheadOfCache).
+    await this.persist(app, toldAll && !statusEqual(app.status, next) ? told(next) : next);
+  }
+
+  /** Tells the Events the app's status records as pending; resolves to whether they all exist now. */
+  private async tell(app: CanaryApp, log: Logger, now: Date): Promise<boolean> {
+    const last = app.status?.lastEvents;
+    if (last?.pending === undefined) return true;
+    const key = objectKey(app) ?? "";
+    const transition = `${app.metadata.uid ?? ""}/${last.seq}/${last.at}`;
+    if (this.deps.told.toldTransition(key, transition)) return true;
+    if (stale(last, now)) {
+      // Said once per process: the mark stays pending in status until the app's next write.
+      log.warn({ transition: last.seq, at: last.at }, "the last transition's Events are too old to tell again");
+      this.deps.told.told(key, transition);
+      return true;
+    }
+    let all = true;
+    for (const { name, event } of toTell(app, now)) {
+      if (!(await this.deps.events.tell(app, event, name))) {
+        all = false;
+        continue;
+      }
+      this.deps.onEvent(app, event, log);
+    }
+    if (all) this.deps.told.told(key, transition);
+    return all;
+  }
+
+  /**
+   * `status` with the app's outbox brought up to date (notices for `events` and `failure` added, those
+   * delivered removed), when the app has receivers; written with the status, before anything is sent.
+   */
+  private noticed(
+    app: CanaryApp,
+    status: CanaryAppStatus,
+    now: Date,
+    events: readonly PlannedEvent[],
+    failure?: ReconcileFailure,
+  ): CanaryAppStatus {
+    const notices = this.deps.notices;
+    if (notices === undefined || !notices.enabled(app)) return status;
+    return withNotices(app, app.status ?? {}, status, {
+      events,
+      ...(failure !== undefined ? { failure } : {}),
+      delivered: notices.delivered(objectKey(app) ?? ""),
+      at: timestamp(now),
+    });
+  }
+
+  /** Writes `status` if it differs from the app's, and keeps `app` current (status, resourceVersion). */
+  private async persist(app: CanaryApp, status: CanaryAppStatus): Promise<void> {
+    if (statusEqual(app.status, status)) return;
+    try {
+      const resourceVersion = await this.deps.store.replaceStatus(app, status);
+      app.status = status;
+      if (resourceVersion !== undefined) app.metadata.resourceVersion = resourceVersion;
+    } catch (error) {
+      if (isConflict(error)) throw new StaleStatusError(objectKey(app) ?? "", { cause: error });
+      throw error;
+    }
+  }
+}
+
+/** A rejection of a child that the status did not name yet: one notice per new rejection. */
+function newRejection(
+  app: CanaryApp,
+  rejection: { reason: string; message: string } | undefined,
+): ReconcileFailure | undefined {
+  if (rejection === undefined) return undefined;
+  const named = app.status?.conditions?.some(
+    (c) => c.type === CHILDREN_APPLIED && c.status === "False" && c.message === rejection.message,
+  );
+  return named === true ? undefined : rejection;
+}
