@@ -1,3 +1,4 @@
+import type { ReadonlyDeep } from "type-fest";
 import { createHash } from "node:crypto";
 import type { ResolvedSpec } from "../api/defaults.js";
 import { stableJson } from "../api/json.js";
@@ -19,17 +20,17 @@ function hash(value: unknown): string {
 }
 
 /** The revision of the template besides the image. */
-export function settingsRevisionOf(template: PodTemplateParts): string {
+export function settingsRevisionOf(template: ReadonlyDeep<PodTemplateParts>): string {
   return hash(template);
 }
 
 /** The revision of the whole pod template: the image (normalised, so `app:v3` = `docker.io/library/app:v3`) and the rest. */
-export function revisionOf(image: string, template: PodTemplateParts): string {
+export function revisionOf(image: string, template: ReadonlyDeep<PodTemplateParts>): string {
   return hash({ image: normaliseImage(image), template });
 }
 
 /** Whether two templates are the same besides the image. */
-export function sameSettings(a: PodTemplateParts, b: PodTemplateParts): boolean {
+export function sameSettings(a: ReadonlyDeep<PodTemplateParts>, b: ReadonlyDeep<PodTemplateParts>): boolean {
   return settingsRevisionOf(a) === settingsRevisionOf(b);
 }
 
@@ -44,7 +45,7 @@ const POD_FIELDS_NAMED: Record<string, string> = {
  * What changed from one template to the next besides the image, in a few words: "imageListenPort
  * 8080 → 9090; env FOO changed; resources changed". Empty when nothing did.
  */
-export function describeChanges(from: PodTemplateParts, to: PodTemplateParts): string {
+export function describeChanges(from: ReadonlyDeep<PodTemplateParts>, to: ReadonlyDeep<PodTemplateParts>): string {
   const parts: string[] = [];
   if (from.imageListenPort !== to.imageListenPort) {
     parts.push(`imageListenPort ${from.imageListenPort} → ${to.imageListenPort}`);
@@ -76,7 +77,7 @@ function envChanges(from: readonly { name: string }[], to: readonly { name: stri
 /** What a track's workload is given, as far as its revision goes: the image, and the template when it is not spec's. */
 export interface RevisionWant {
   image: string;
-  template?: PodTemplateParts;
+  template?: ReadonlyDeep<PodTemplateParts>;
 }
 
 /** The revision of the pod template a track's workload is given (ADR 0011). */

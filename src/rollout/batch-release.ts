@@ -5,7 +5,7 @@
  */
 import type { CanaryState } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
-import type { PlanContext } from "./context.js";
+import type { CanaryView, PlanContext, PlanView } from "./context.js";
 import { annotateCommand, consume, alreadyConsumed, emit } from "./context.js";
 import { approvalDue } from "./decisions.js";
 import { isTesting } from "./test-facts.js";
@@ -17,19 +17,19 @@ import { showsRevision } from "./observation.js";
 import { deployedImage, testedTemplate } from "./subject.js";
 
 /** The batches of the spec, when it asks for a batch release. */
-export function batchesOf(ctx: PlanContext): { count: number; pause: "first" | "all" | "none" } | undefined {
+export function batchesOf(ctx: PlanView): { count: number; pause: "first" | "all" | "none" } | undefined {
   const strategy = ctx.spec.strategy;
   return strategy.type === "batches" ? { count: strategy.count, pause: strategy.pause } : undefined;
 }
 
 /** The secondary's pods available with the tested template, when it runs it and its status caught up. */
-function secondaryAvailable(ctx: PlanContext, canary: CanaryState): number | undefined {
+function secondaryAvailable(ctx: PlanView, canary: CanaryView): number | undefined {
   const secondary = ctx.observed.secondary;
   return secondary !== null && runsSubject(ctx, canary) ? secondary.currentAvailable : undefined;
 }
 
 /** The primary runs the tested image and template (the hand-over has begun on it). */
-function primaryRunsTested(ctx: PlanContext, canary: CanaryState): boolean {
+function primaryRunsTested(ctx: PlanView, canary: CanaryView): boolean {
   const primary = ctx.observed.primary;
   const image = deployedImage(canary.image, canary.digest);
   return (
@@ -41,8 +41,8 @@ function primaryRunsTested(ctx: PlanContext, canary: CanaryState): boolean {
 
 /** What each Deployment runs now (batchPlanReplicas, over this plan's observation). */
 export function batchReplicasNow(
-  ctx: PlanContext,
-  canary: CanaryState,
+  ctx: PlanView,
+  canary: CanaryView,
   count: number,
 ): { primary: number; secondary: number } {
   const primary = ctx.observed.primary;
@@ -61,7 +61,7 @@ export function batchReplicasNow(
 }
 
 /** The current batch is rolled out: only then is it timed and judged (batchComplete). */
-export function batchCompleteNow(ctx: PlanContext, canary: CanaryState, count: number): boolean {
+export function batchCompleteNow(ctx: PlanView, canary: CanaryView, count: number): boolean {
   return batchComplete({
     total: ctx.spec.replicas,
     count,
@@ -94,18 +94,18 @@ export function batchWeight(ctx: PlanContext, canary: CanaryState | undefined, r
 }
 
 /** The route's split as the pods make it when no mesh splits traffic (`mesh: none`): the ready pods' share. */
-export function podShare(ctx: PlanContext): number {
+export function podShare(ctx: PlanView): number {
   return replicaShare(ctx.observed.secondary?.readyReplicas ?? 0, ctx.observed.primary?.readyReplicas ?? 0);
 }
 
 /** The primary is back to all its replicas, available: a batch rollback may let the secondary go. */
-export function primaryRestored(ctx: PlanContext): boolean {
+export function primaryRestored(ctx: PlanView): boolean {
   const primary = ctx.observed.primary;
   return primary !== null && primary.available && primary.replicas === ctx.spec.replicas;
 }
 
 /** The command a person runs to approve the next batch. */
-export function approveCommand(ctx: PlanContext): string {
+export function approveCommand(ctx: PlanView): string {
   const { name, namespace } = ctx.app.metadata;
   return `kubectl canaryapp approve ${name ?? "NAME"}${namespace !== undefined ? ` -n ${namespace}` : ""}`;
 }

@@ -1,5 +1,6 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus, CanaryState } from "../api/types.js";
+import type { ReadonlyDeep } from "type-fest";
 import { checkProblems } from "../analysis/checks.js";
 import type { GateType } from "./test-facts.js";
 import type { Requests } from "./requests.js";
@@ -14,7 +15,12 @@ export interface Ending {
   image: string;
 }
 
-/** The working state of one plan: the input, the status being built, and what the plan has decided so far. */
+/**
+ * The working state of one plan: the input, the status being built, and what the plan has decided so far.
+ * Written only by the transitions, the functions that take a PlanContext (planner, controls, stages, lifecycle,
+ * batch-release, refusal); everything that only reads it takes a PlanView, where a write does not compile
+ * (ADR 0028).
+ */
 export interface PlanContext {
   readonly app: CanaryApp;
   readonly spec: ResolvedSpec;
@@ -24,7 +30,7 @@ export interface PlanContext {
   readonly at: string;
   /** The status as it was (never modified). */
   readonly previous: CanaryAppStatus;
-  /** The next status, edited in place (a deep copy: the input is never touched). */
+  /** The next status, edited in place by the transitions (a deep copy: the input is never touched). */
   readonly status: CanaryAppStatus;
   readonly requests: Requests;
   /** Why the spec's analysis cannot run; empty when it can. */
@@ -84,22 +90,36 @@ export function consume(ctx: PlanContext, annotation: string): void {
 }
 
 /** Whether a request annotation was already handled in this plan. */
-export function alreadyConsumed(ctx: PlanContext, annotation: string): boolean {
+export function alreadyConsumed(ctx: PlanView, annotation: string): boolean {
   return ctx.removeAnnotations.includes(annotation);
 }
 
-function kubectlAnnotate(ctx: PlanContext): string {
+function kubectlAnnotate(ctx: PlanView): string {
   const { name, namespace } = ctx.app.metadata;
   const ns = namespace !== undefined ? ` -n ${namespace}` : "";
   return `kubectl annotate canaryapp ${name ?? "NAME"}${ns}`;
 }
 
 /** The kubectl command that sets an annotation on this app. */
-export function annotateCommand(ctx: PlanContext, annotation: string, value: string): string {
+export function annotateCommand(ctx: PlanView, annotation: string, value: string): string {
   return `${kubectlAnnotate(ctx)} ${annotation}=${value} --overwrite`;
 }
 
 /** The kubectl command that removes an annotation from this app. */
-export function removeAnnotationCommand(ctx: PlanContext, annotation: string): string {
+export function removeAnnotationCommand(ctx: PlanView, annotation: string): string {
   return `${kubectlAnnotate(ctx)} ${annotation}-`;
 }
+
+/**
+ * What the readers of a plan see (facts, subject, conditions): the context as it stands, read-only all the way
+ * down. Only the transitions (stages, lifecycle, controls, batch-release, the planner) write a PlanContext.
+ */
+export type PlanView = Readonly<Omit<PlanContext, "status" | "events" | "removeAnnotations" | "problems">> & {
+  readonly status: ReadonlyDeep<CanaryAppStatus>;
+  readonly events: readonly PlannedEvent[];
+  readonly removeAnnotations: readonly string[];
+  readonly problems: readonly string[];
+};
+
+/** The running test as the readers of a plan see it. */
+export type CanaryView = ReadonlyDeep<CanaryState>;

@@ -1,6 +1,5 @@
-import type { CanaryState } from "../api/types.js";
 import { ANNOTATIONS } from "../api/types.js";
-import type { PlanContext } from "./context.js";
+import type { CanaryView, PlanView } from "./context.js";
 import { alreadyConsumed } from "./context.js";
 import type { Progress, TestFacts } from "./test-facts.js";
 import { GATE_TYPES } from "./test-facts.js";
@@ -18,7 +17,7 @@ import { batchReplicas } from "../api/batch-sizes.js";
  * The facts the decisions (decisions.ts) look at, as they stand now in the plan being built: requests
  * already answered in this plan no longer count, and stage changes made so far are seen.
  */
-export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Progress): TestFacts {
+export function testFacts(ctx: PlanView, canary: CanaryView, progress?: Progress): TestFacts {
   const { analysis } = ctx.spec;
   return {
     stage: canary.stage,
@@ -53,7 +52,7 @@ export function testFacts(ctx: PlanContext, canary: CanaryState, progress?: Prog
  * The refusal of the last apply of the children, as the reconciler recorded it (applyRefusal), and why the
  * route's implementation does not carry the route, as observed.
  */
-export function refusalOf(ctx: PlanContext): { applyRefused?: string; routeNotCarried?: string } {
+export function refusalOf(ctx: PlanView): { applyRefused?: string; routeNotCarried?: string } {
   const refused = applyRefusal(ctx.previous.conditions);
   const notCarried = ctx.observed.routeNotCarried;
   return {
@@ -62,12 +61,12 @@ export function refusalOf(ctx: PlanContext): { applyRefused?: string; routeNotCa
   };
 }
 
-function describeSpecChanges(ctx: PlanContext, canary: CanaryState): string {
+function describeSpecChanges(ctx: PlanView, canary: CanaryView): string {
   return templateChanged(ctx, canary) ? describeChanges(testedTemplate(ctx, canary), specTemplate(ctx)) : "";
 }
 
 /** The time and readiness evidence for moving the stage on (the verdict is added once the analysis ran). */
-export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
+export function progressOf(ctx: PlanView, canary: CanaryView): Progress {
   const ready = secondaryReadyNow(ctx, canary);
   // Traffic withheld while Prometheus does not answer was withheld from a ready secondary.
   const wasReady = wasSecondaryReady(ctx);
@@ -85,7 +84,7 @@ export function progressOf(ctx: PlanContext, canary: CanaryState): Progress {
 }
 
 /** The last plan took the secondary as ready: while stepping its weight is above 0 exactly when it was. */
-export function wasSecondaryReady(ctx: PlanContext): boolean {
+export function wasSecondaryReady(ctx: PlanView): boolean {
   // Traffic withheld while Prometheus does not answer was withheld from a ready secondary; a secondary that got
   // mirrored or matching requests (the mirror and A/B phases, at weight 0) was ready too.
   const previous = ctx.previous.weights;
@@ -102,7 +101,7 @@ export function wasSecondaryReady(ctx: PlanContext): boolean {
  * (`spec.scaling: weighted`); false while its status has not caught up with a scale. Always true with
  * `fixed`, where readiness alone decides.
  */
-function capacityFor(ctx: PlanContext, canary: CanaryState, step: number): boolean {
+function capacityFor(ctx: PlanView, canary: CanaryView, step: number): boolean {
   const { spec } = ctx;
   if (spec.scaling === "fixed") return true;
   const observed = ctx.observed.secondary;
@@ -117,7 +116,7 @@ function capacityFor(ctx: PlanContext, canary: CanaryState, step: number): boole
  * step's weight are Available with that image, whatever a scale-up for the next step is doing; while the
  * Deployment's status has not caught up with such a scale, as it was.
  */
-export function secondaryReadyNow(ctx: PlanContext, canary: CanaryState): boolean {
+export function secondaryReadyNow(ctx: PlanView, canary: CanaryView): boolean {
   const strategy = ctx.spec.strategy;
   if (strategy.type === "batches") return batchReadyNow(ctx, canary, strategy.count);
   if (ctx.spec.scaling === "fixed") return secondaryReady(ctx.observed, canary.image, secondaryRevision(ctx, canary));
@@ -128,7 +127,7 @@ export function secondaryReadyNow(ctx: PlanContext, canary: CanaryState): boolea
 }
 
 /** The secondary Deployment carries the image and pod-template revision under test. */
-export function runsSubject(ctx: PlanContext, canary: CanaryState): boolean {
+export function runsSubject(ctx: PlanView, canary: CanaryView): boolean {
   const observed = ctx.observed.secondary;
   return (
     observed !== null && observed.image === canary.image && showsRevision(observed, secondaryRevision(ctx, canary))
@@ -140,7 +139,7 @@ export function runsSubject(ctx: PlanContext, canary: CanaryState): boolean {
  * that was rolled out available (batch 1 before it is): growing into the next batch does not make it
  * "not ready", losing pods it had does.
  */
-export function batchReadyNow(ctx: PlanContext, canary: CanaryState, count: number): boolean {
+export function batchReadyNow(ctx: PlanView, canary: CanaryView, count: number): boolean {
   if (ctx.observed.secondary === null || !runsSubject(ctx, canary)) return false;
   const available = ctx.observed.secondary.currentAvailable;
   if (available === undefined) return wasSecondaryReady(ctx);

@@ -1,9 +1,9 @@
 import type { CanaryState } from "../api/types.js";
-import type { PlanContext } from "./context.js";
+import type { CanaryView, PlanContext, PlanView } from "./context.js";
 import { emit } from "./context.js";
 import type { TestFailure } from "./test-facts.js";
 import { isEnding, routeCarries } from "./test-facts.js";
-import { secondaryRemovable } from "./decisions.js";
+import { digestFailure, secondaryRemovable } from "./decisions.js";
 import { recordFailedImage } from "../identity/failed-images.js";
 import { trafficDrained } from "./observation.js";
 import type { Weights } from "./types.js";
@@ -12,7 +12,7 @@ import { primaryRestored } from "./batch-release.js";
 import { observedDigest, primaryRecord, testTemplateFields, testedTemplate } from "./subject.js";
 
 /** "at step 3 of 5" (steps count from 1 for people), or "before the first step". */
-export function stepLabel(ctx: PlanContext, canary: CanaryState): string {
+export function stepLabel(ctx: PlanView, canary: CanaryView): string {
   const total = ctx.spec.analysis.weights.length;
   return canary.step < 0 ? "before the first step" : `at step ${Math.min(canary.step, total - 1) + 1} of ${total}`;
 }
@@ -171,4 +171,15 @@ export function recordRouted(ctx: PlanContext, canary: CanaryState, planned: Wei
   const timed = complete && (canary.stage === "Stepping" || canary.stage === "AwaitingPromotion");
   if (timed && routeCarries(ctx.observed.routedWeights, planned)) canary.stepRoutedAt ??= ctx.at;
   else delete canary.stepRoutedAt;
+}
+
+/**
+ * Records the digest the secondary runs, once its pods report one, and says when the test no longer tests
+ * one build (decisions.ts, digestFailure).
+ */
+export function trackDigest(ctx: PlanContext, canary: CanaryState): TestFailure | undefined {
+  const seen = observedDigest(ctx.observed, canary.image);
+  const failure = digestFailure(canary.image, seen, canary.digest);
+  if (failure === undefined && seen.kind === "one") canary.digest ??= seen.digest;
+  return failure;
 }

@@ -21,7 +21,7 @@ import { isEnding, isTesting } from "./test-facts.js";
 import { routeHandoverDue, secondaryHeld, secondaryServiceTrack, strandedPods } from "./decisions.js";
 import { requeueAfterSeconds } from "./requeue.js";
 import { secondaryReplicas } from "./replicas.js";
-import { finishIfDrained, recordRouted, startRollback, startTest } from "./lifecycle.js";
+import { finishIfDrained, recordRouted, startRollback, startTest, trackDigest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";
 import { refusalOf, secondaryReadyNow, testFacts } from "./facts.js";
@@ -52,7 +52,6 @@ import {
   specRevisionRef,
   specTemplate,
   testedTemplate,
-  trackDigest,
 } from "./subject.js";
 import type { Observation, Plan, PlanInput } from "./types.js";
 

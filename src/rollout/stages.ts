@@ -1,7 +1,7 @@
 import type { AnalysisRecord, CanaryState, MetricResult } from "../api/types.js";
 import type { Verdict } from "../analysis/verdicts.js";
 import { describeResult, formatNumber, judgeAnalysis } from "../analysis/verdicts.js";
-import type { PlanContext } from "./context.js";
+import type { CanaryView, PlanContext, PlanView } from "./context.js";
 import { capacityMessage, PROMOTION_OVERDUE, WAITING_FOR_CAPACITY } from "./status-conditions.js";
 import { emit } from "./context.js";
 import type { GateAnswer, GateType } from "./test-facts.js";
@@ -39,7 +39,7 @@ export function advanceStage(ctx: PlanContext, canary: CanaryState): void {
   }
 }
 
-function shiftedMessage(ctx: PlanContext, canary: CanaryState): string {
+function shiftedMessage(ctx: PlanView, canary: CanaryView): string {
   const phase = canary.step >= 0 ? ctx.spec.analysis.phases[canary.step] : undefined;
   if (phase?.kind === "mirror") {
     return `mirrored ${phase.percent}% of traffic to the secondary, its answers discarded (image ${canary.image})`;
@@ -137,7 +137,7 @@ function gateAnswer(ctx: PlanContext, type: GateType): GateAnswer | undefined {
 }
 
 /** A gate is asked at once, and again one interval after a call that did not answer 2xx. */
-function gateAskDue(ctx: PlanContext, canary: CanaryState, type: GateType): boolean {
+function gateAskDue(ctx: PlanView, canary: CanaryView, type: GateType): boolean {
   const waiting = canary.gates?.waiting;
   return waiting?.type !== type || hasElapsed(ctx.now, waiting.checkedAt, ctx.spec.analysis.intervalSeconds);
 }
@@ -199,7 +199,7 @@ function restartStep(ctx: PlanContext, canary: CanaryState): void {
 }
 
 /** What status keeps of one analysis: every result as judged, the verdict, and whether evidence was waived. */
-function analysisRecord(ctx: PlanContext, verdict: Verdict, results: readonly MetricResult[]): AnalysisRecord {
+function analysisRecord(ctx: PlanView, verdict: Verdict, results: readonly MetricResult[]): AnalysisRecord {
   const names = { passed: "Passed", failed: "Failed", inconclusive: "Inconclusive" } as const;
   return {
     time: ctx.at,
@@ -290,7 +290,7 @@ function promoteAfterLastStep(ctx: PlanContext, canary: CanaryState): void {
 }
 
 /** True when the primary has had the whole progress deadline to roll out the promoted image. */
-export function promotionOverdue(ctx: PlanContext, canary: CanaryState): boolean {
+export function promotionOverdue(ctx: PlanView, canary: CanaryView): boolean {
   return (
     canary.stage === "Promoting" && hasElapsed(ctx.now, canary.stepStartedAt, ctx.spec.analysis.progressDeadlineSeconds)
   );

@@ -2,13 +2,13 @@ import type { CanaryState, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
 import type { ConditionUpdate } from "./conditions.js";
 import { CHILD_REJECTED, CHILDREN_APPLIED, ROUTE_ACCEPTED, setCondition } from "./conditions.js";
-import type { CapacityWait, PlanContext } from "./context.js";
+import type { CanaryView, CapacityWait, PlanView } from "./context.js";
 import type { WorkloadObservation } from "./types.js";
 /** The Ready and Progressing reason while a batch release waits for approval. */
 export const WAITING_FOR_APPROVAL = "WaitingForApproval";
 
 /** What a running test is doing, in a few words, for the Progressing condition. */
-function progressingMessage(canary: CanaryState): string {
+function progressingMessage(canary: CanaryView): string {
   switch (canary.stage) {
     case "WaitingForSecondary":
     case "Stepping":
@@ -26,7 +26,7 @@ function progressingMessage(canary: CanaryState): string {
 }
 
 /** The gate a test is held at, while it is at one (a test moved on past it keeps the record). */
-function heldAtGate(canary: CanaryState): NonNullable<CanaryState["gates"]>["waiting"] {
+function heldAtGate(canary: CanaryView): NonNullable<CanaryState["gates"]>["waiting"] {
   const waiting = canary.gates?.waiting;
   const atGate = canary.stage === "WaitingForSecondary" || canary.stage === "AwaitingPromotion";
   return atGate ? waiting : undefined;
@@ -77,11 +77,11 @@ export function readyCondition(
  * The conditions of the next status: Ready (the primary is available), Progressing (True while a test
  * runs, with its stage as reason; False with the reason the last test ended) and InvalidSpec.
  */
-export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[] {
+export function statusConditions(ctx: PlanView, overdue: boolean): Condition[] {
   const { status, observed, at } = ctx;
   const generation = ctx.app.metadata.generation;
   const gen = generation !== undefined ? { observedGeneration: generation } : {};
-  let list = status.conditions ?? [];
+  let list: readonly Condition[] = status.conditions ?? [];
 
   const primary = observed.primary;
   list = setCondition(list, readyCondition(primary, generation), at);
@@ -169,7 +169,7 @@ export function statusConditions(ctx: PlanContext, overdue: boolean): Condition[
  * route as written, False with the implementation's reason and message; absent for routers that report
  * nothing (Istio's VirtualService), and removed when an app moves to one.
  */
-function routeAccepted(list: Condition[], ctx: PlanContext, at: string): Condition[] {
+function routeAccepted(list: readonly Condition[], ctx: PlanView, at: string): Condition[] {
   const { observed } = ctx;
   const generation = ctx.app.metadata.generation;
   const gen = generation !== undefined ? { observedGeneration: generation } : {};

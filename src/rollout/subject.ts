@@ -3,63 +3,64 @@
  * template, see PodTemplateParts), and the digest the secondary's pods actually ran.
  */
 import type { CanaryState, PodTemplateParts, PrimaryRecord } from "../api/types.js";
-import type { PlanContext } from "./context.js";
-import { digestFailure, type ObservedDigest } from "./decisions.js";
-import { type TestFailure } from "./test-facts.js";
+import type { CanaryView, PlanView } from "./context.js";
+import type { ReadonlyDeep } from "type-fest";
+import type { ObservedDigest } from "./decisions.js";
 import type { RevisionRef } from "../identity/failed-images.js";
 import { digestOfImageID, pinImage } from "../identity/image-ref.js";
 import { describeChanges, revisionOf, sameSettings, settingsRevisionOf, templateOf } from "../identity/revision.js";
 import type { Observation } from "./types.js";
 
 /** The template parts spec asks for. */
-export function specTemplate(ctx: PlanContext): PodTemplateParts {
+export function specTemplate(ctx: PlanView): PodTemplateParts {
   return templateOf(ctx.spec);
 }
 
 /** A record of the primary running `image` with `template`. */
-export function primaryRecord(image: string, template: PodTemplateParts, digest?: string): PrimaryRecord {
+export function primaryRecord(image: string, template: ReadonlyDeep<PodTemplateParts>, digest?: string): PrimaryRecord {
   return {
     image,
     ...(digest !== undefined ? { digest } : {}),
     revision: revisionOf(image, template),
-    template: structuredClone(template),
+    // A deep copy: the record is the status's own.
+    template: structuredClone(template) as PodTemplateParts,
   };
 }
 
 /** The template the primary runs (spec's, for a status from before it was recorded). */
-export function primaryTemplate(ctx: PlanContext): PodTemplateParts {
+export function primaryTemplate(ctx: PlanView): ReadonlyDeep<PodTemplateParts> {
   return ctx.status.primary?.template ?? specTemplate(ctx);
 }
 
 /** The template a test runs on the secondary: its own when it changed more than the image, else the primary's. */
-export function testedTemplate(ctx: PlanContext, canary: CanaryState): PodTemplateParts {
+export function testedTemplate(ctx: PlanView, canary: CanaryView): ReadonlyDeep<PodTemplateParts> {
   return canary.template ?? primaryTemplate(ctx);
 }
 
 /** The revision the secondary's workload shows while it runs this test. */
-export function secondaryRevision(ctx: PlanContext, canary: CanaryState): string {
+export function secondaryRevision(ctx: PlanView, canary: CanaryView): string {
   return revisionOf(canary.image, testedTemplate(ctx, canary));
 }
 
 /** spec no longer asks for the template under test (besides the image). */
-export function templateChanged(ctx: PlanContext, canary: CanaryState): boolean {
+export function templateChanged(ctx: PlanView, canary: CanaryView): boolean {
   return !sameSettings(testedTemplate(ctx, canary), specTemplate(ctx));
 }
 
 /** What spec asks for, as failures are looked up. */
-export function specRevisionRef(ctx: PlanContext): RevisionRef {
+export function specRevisionRef(ctx: PlanView): RevisionRef {
   return { image: ctx.spec.image, settingsRevision: settingsRevisionOf(specTemplate(ctx)) };
 }
 
 /** spec asks for exactly what the primary runs. */
-export function specIsPrimary(ctx: PlanContext): boolean {
+export function specIsPrimary(ctx: PlanView): boolean {
   const primary = ctx.status.primary;
   if (primary === undefined) return ctx.spec.image === ctx.status.primaryImage;
   return revisionOf(ctx.spec.image, specTemplate(ctx)) === primary.revision;
 }
 
 /** The new test's template fields, when spec's template differs from the primary's beyond the image. */
-export function testTemplateFields(ctx: PlanContext): Pick<CanaryState, "revision" | "template" | "changes"> {
+export function testTemplateFields(ctx: PlanView): Pick<CanaryState, "revision" | "template" | "changes"> {
   const wanted = specTemplate(ctx);
   const running = primaryTemplate(ctx);
   if (sameSettings(wanted, running)) return {};
@@ -76,7 +77,7 @@ export function deployedImage(image: string, digest: string | undefined): string
 }
 
 /** The image the primary Deployment carries now (status.primary's pin, or the primary image as named). */
-export function primaryDeployedImage(ctx: PlanContext): string {
+export function primaryDeployedImage(ctx: PlanView): string {
   const image = ctx.status.primaryImage ?? ctx.spec.image;
   const primary = ctx.status.primary;
   return primary !== undefined && primary.image === image ? deployedImage(image, primary.digest) : image;
@@ -97,15 +98,4 @@ export function observedDigest(observed: Pick<Observation, "secondaryPods">, ima
   if (list.length === 0) return { kind: "unknown" };
   if (list.length === 1) return { kind: "one", digest: list[0] ?? "" };
   return { kind: "mixed", digests: list };
-}
-
-/**
- * Records the digest the secondary runs, once its pods report one, and says when the test no longer tests
- * one build (decisions.ts, digestFailure).
- */
-export function trackDigest(ctx: PlanContext, canary: CanaryState): TestFailure | undefined {
-  const seen = observedDigest(ctx.observed, canary.image);
-  const failure = digestFailure(canary.image, seen, canary.digest);
-  if (failure === undefined && seen.kind === "one") canary.digest ??= seen.digest;
-  return failure;
 }

@@ -1,3 +1,4 @@
+import type { ReadonlyDeep } from "type-fest";
 import type { ResolvedSpec } from "../api/defaults.js";
 import type {
   CanaryApp,
@@ -158,7 +159,7 @@ export interface Plan {
   /** null: the secondary Deployment must not exist. The replicas follow spec.scaling (secondaryReplicas). */
   secondary: { image: string; replicas: number } | null;
   /** The pod template (besides the image) each track's workload must have. */
-  templates?: { primary: PodTemplateParts; secondary: PodTemplateParts };
+  templates?: { primary: ReadonlyDeep<PodTemplateParts>; secondary: ReadonlyDeep<PodTemplateParts> };
   /** The weights the VirtualService must carry. Always sums to 100. */
   weights: Weights;
   /**

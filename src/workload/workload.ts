@@ -1,3 +1,4 @@
+import type { ReadonlyDeep } from "type-fest";
 import type { ResolvedSpec } from "../api/defaults.js";
 import type { ChildMeta } from "../api/meta.js";
 import type { CanaryApp, PodTemplateParts, Track, WorkloadStatus } from "../api/types.js";
@@ -15,7 +16,7 @@ export interface TrackWant {
   image: string;
   replicas: number;
   /** The pod template besides the image (spec's when absent): a revision under test differs from the primary's. */
-  template?: PodTemplateParts;
+  template?: ReadonlyDeep<PodTemplateParts>;
 }
 
 /**

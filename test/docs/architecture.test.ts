@@ -25,3 +25,12 @@ test("docs/architecture.md's table has every folder of src/", () => {
   const absent = folders.filter((folder) => !page.includes(`| \`${folder}\``));
   assert.deepEqual(absent, [], "folders of src/ without a row in docs/architecture.md");
 });
+
+test("the readers of a plan never take the context they could write (ADR 0028)", () => {
+  // Each takes a PlanView (read-only all the way down), or plain facts.
+  const readers = ["facts.ts", "subject.ts", "status-conditions.ts", "decisions.ts", "message.ts", "phase.ts"];
+  const writing = readers.filter((file) =>
+    /\bPlanContext\b/.test(readFileSync(join(root, "src", "rollout", file), "utf8")),
+  );
+  assert.deepEqual(writing, [], "readers of src/rollout/ naming PlanContext");
+});
