@@ -15,9 +15,11 @@ import { createInformer } from "../../src/controller/create-informer.js";
 import { handedEach, type ListedMeta, type ObjectList } from "../../src/kube/list-watch.js";
 import type { Informer } from "../../src/controller/informer.js";
 import { createClients, type PooledKubeConfig } from "../../src/kube/client.js";
+import type { DestinationRuleLike, PodLike, ServiceLike } from "./cluster-model.js";
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import type { GatewayClassLike, GatewayLike, HTTPRouteLike, NamespaceLike } from "./gateway-api-objects.js";
-import type { ClusterSnapshot, DestinationRuleLike, PodLike, ServiceLike, VirtualServiceLike } from "./mesh-view.js";
 import { servedKinds } from "./served-kinds.js";
+import type { VirtualServiceLike } from "./virtual-service-routes.js";
 
 /** Anything that can say what the cluster looks like right now. */
 export interface SnapshotSource {

@@ -4,16 +4,11 @@
  * StatefulSet's: `<set>-<ordinal>`, generated name `<set>-`, owner).
  */
 import type { Track } from "../../src/api/types.js";
+import type { DestinationRuleLike, PodLike, ServiceLike } from "./cluster-model.js";
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import type { GatewayLike, HTTPRouteLike, HTTPRouteRuleLike, ListenerLike } from "./gateway-api-objects.js";
-import {
-  buildAppViews,
-  type AppView,
-  type ClusterSnapshot,
-  type DestinationRuleLike,
-  type PodLike,
-  type ServiceLike,
-  type VirtualServiceLike,
-} from "./mesh-view.js";
+import { buildAppViews, type AppView } from "./mesh-view.js";
+import type { VirtualServiceLike } from "./virtual-service-routes.js";
 
 const childLabels = (app: string, track?: Track) => ({
   "app.kubernetes.io/managed-by": "canaryapp",

@@ -5,7 +5,7 @@
  * file here needs: the controller name it reports under, how it names a parentRef, which Gateways are its
  * own. Pure.
  */
-import type { ObjectMetaLike } from "./mesh-view.js";
+import type { ObjectMetaLike } from "./cluster-model.js";
 
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io";
 

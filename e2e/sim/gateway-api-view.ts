@@ -3,18 +3,32 @@
  * each HTTPRoute its parents' results and its rules for the mesh and for Gateways (the inputs of routing
  * and of `status.parents`); and, for an app, the Gateways its routes enter by. Pure.
  */
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import { parentKind, type HTTPRouteLike } from "./gateway-api-objects.js";
 import { arrivalPort, gatewayRoutingTable } from "./gateway-routing.js";
 import { convertHTTPRoute, type ServiceResolver } from "./http-route-rules.js";
-import { gatewayWorkload } from "./istio-workload.js";
-import type { ClusterSnapshot, GatewayIngressView } from "./mesh-view.js";
+import { gatewayWorkload, type WorkloadMeta } from "./istio-workload.js";
 import type { EvaluatedRoute } from "./mesh-routing.js";
 import { istioGateways, routeParents, type IstioGatewayView } from "./route-parents.js";
+import type { RoutingTable } from "./routing-table.js";
 
 export interface GatewayApiView {
   /** Istio's Gateways by `namespace/name`. */
   gateways: Map<string, IstioGatewayView>;
   routes: EvaluatedRoute[];
+}
+
+/** Traffic entering through a Gateway an HTTPRoute of the app names as a parent. */
+export interface GatewayIngressView {
+  /** The Gateway, `namespace/name`. */
+  gateway: string;
+  /** What the gateway's pods report about themselves (istio-workload.ts, gatewayWorkload). */
+  workload: WorkloadMeta;
+  /**
+   * One entry per Host a request may carry: the route's hostnames (the app's Service host when it has
+   * none), the port it arrives on, and the routes the gateway applies to it (null: none, 404 NR).
+   */
+  hosts: { host: string; port: number | undefined; routing: RoutingTable | null }[];
 }
 
 /**

@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_BEHAVIOURS } from "./behaviour.js";
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import { gateway, gatewayApiApp, pod } from "./fixtures.test-helpers.js";
 import { simulateGatewayRequests } from "./gateway-traffic.js";
-import { buildAppViews, type ClusterSnapshot } from "./mesh-view.js";
+import { buildAppViews } from "./mesh-view.js";
 import { seededRandom } from "./prng.js";
 
 const pods = [

@@ -4,7 +4,8 @@
  * (gateway-routing.ts). Pure, given the random source.
  */
 import type { BehaviourTable } from "./behaviour.js";
-import type { AppView, GatewayIngressView } from "./mesh-view.js";
+import type { GatewayIngressView } from "./gateway-api-view.js";
+import type { AppView } from "./mesh-view.js";
 import { pick, type Random } from "./prng.js";
 import { drawHeaders, type HeaderSpec } from "./request-headers.js";
 import { answeredByProxy, routeRequest, type SimulatedRequest } from "./traffic.js";

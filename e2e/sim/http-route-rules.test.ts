@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { ClusterView } from "./cluster-model.js";
 import type { BackendRefLike, HTTPRouteLike, HTTPRouteRuleLike } from "./gateway-api-objects.js";
 import { headerRule, httpRoute } from "./fixtures.test-helpers.js";
 import { convertHTTPRoute, type ServiceResolver } from "./http-route-rules.js";
-import type { ClusterView } from "./mesh-view.js";
 
 const cluster = (namespace: string, name: string): ClusterView => ({
   service: { namespace, name, host: `${name}.${namespace}.svc.cluster.local` },

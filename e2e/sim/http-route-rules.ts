@@ -4,8 +4,8 @@
  * HTTPRouteCollection): each rule split into one route per match, the backendRefs' weights, mirrors, and the
  * error the route's `ResolvedRefs` condition reports. Pure: Services are looked up through `resolve`.
  */
+import type { ClusterView, RouteDestinationView } from "./cluster-model.js";
 import type { BackendRefLike, HTTPRouteLike, HTTPRouteMatchLike, HTTPRouteRuleLike } from "./gateway-api-objects.js";
-import type { ClusterView, RouteDestinationView } from "./mesh-view.js";
 import type { HeaderMatch, PathMatch, RequestMatch } from "./request-match.js";
 import type { MirrorView, RouteRule } from "./routing-table.js";
 import { destinationTrack } from "../../src/router/istio.js";

@@ -7,10 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { ClusterView } from "./cluster-model.js";
 import type { HTTPRouteLike } from "./gateway-api-objects.js";
 import { headerRule, httpRoute } from "./fixtures.test-helpers.js";
 import { convertHTTPRoute } from "./http-route-rules.js";
-import type { ClusterView } from "./mesh-view.js";
 import {
   chooseMeshCandidate,
   httpRouteMeshCandidates,

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { inboundService, isPodReady, podImage, serviceOfHost, type ServiceRef } from "./cluster-model.js";
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import {
   deploymentApp,
   destinationRule,
@@ -13,17 +15,8 @@ import {
   virtualService,
   virtualServiceByHost,
 } from "./fixtures.test-helpers.js";
-import {
-  buildAppViews,
-  inboundService,
-  isPodReady,
-  meshWeights,
-  podImage,
-  serviceOfHost,
-  type ClusterSnapshot,
-  type ServiceRef,
-  type VirtualServiceLike,
-} from "./mesh-view.js";
+import { buildAppViews } from "./mesh-view.js";
+import { meshWeights, type VirtualServiceLike } from "./virtual-service-routes.js";
 
 describe("meshWeights", () => {
   test("reads the weights of the controller's route", () => {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import type { HTTPRouteLike, RouteParentStatusLike } from "./gateway-api-objects.js";
 import { gatewayApiApp, pod } from "./fixtures.test-helpers.js";
-import type { ClusterSnapshot } from "./mesh-view.js";
 import { canonicalJson, RouteStatusReporter, type RouteStatusWriter } from "./route-status-reporter.js";
 
 /** A writer that stores what it is given into the snapshot's route, as the watch would bring it back. */

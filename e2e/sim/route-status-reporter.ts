@@ -6,9 +6,9 @@
  */
 import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import { objectKey, type RouteParentStatusLike } from "./gateway-api-objects.js";
 import { evaluateGatewayApi } from "./gateway-api-view.js";
-import type { ClusterSnapshot } from "./mesh-view.js";
 import { parentOutcomes, routeParentStatuses } from "./route-status.js";
 
 /** Replaces a route's `status.parents`; rejects on a conflict (the route changed since it was read). */

@@ -6,7 +6,7 @@
  * answers 404 with the NR flag. Pure.
  */
 import type { Track } from "../../src/api/types.js";
-import type { RouteDestinationView } from "./mesh-view.js";
+import type { RouteDestinationView } from "./cluster-model.js";
 import { anyMatches, describeMatch, PLAIN_REQUEST, type RequestMatch, type SimRequest } from "./request-match.js";
 
 /** A copy of each request, a `percent` of them, sent to `destination`; its answer is discarded. */

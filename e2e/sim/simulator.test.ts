@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import {
   deploymentApp,
   gateway,
@@ -13,7 +14,6 @@ import {
 import type { RouteParentStatusLike } from "./gateway-api-objects.js";
 import { parseHeaderSpec } from "./request-headers.js";
 import { totalBad, type SimulatorState } from "./ledger.js";
-import type { ClusterSnapshot } from "./mesh-view.js";
 import { startSimulator } from "./simulator.js";
 
 describe("startSimulator (with a static cluster)", () => {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DEFAULT_BEHAVIOURS } from "./behaviour.js";
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import {
   deploymentApp,
   gateway,
@@ -16,7 +17,7 @@ import {
   virtualServiceByHost,
 } from "./fixtures.test-helpers.js";
 import { simulateGatewayRequests } from "./gateway-traffic.js";
-import { buildAppViews, type AppView, type ClusterSnapshot } from "./mesh-view.js";
+import { buildAppViews, type AppView } from "./mesh-view.js";
 import { seededRandom } from "./prng.js";
 import {
   destinationReport,
@@ -90,7 +91,7 @@ describe("reporter=source and reporter=destination", () => {
   });
 
   // The pod's side takes its inbound cluster's istio.services[0]: a Service that selects the pod
-  // (cluster_builder.go, addTelemetryMetadata; mesh-view.ts, inboundService). The secondary's pods are
+  // (cluster_builder.go, addTelemetryMetadata; cluster-model.ts, inboundService). The secondary's pods are
   // selected by `web-secondary` only, so they report it too, whatever host the caller asked for.
   test("reporter=destination: a Service that selects the pod", () => {
     const request = send(secondaryOnly());

@@ -116,7 +116,7 @@ export function sourceReport(
  *
  * - destination_workload, _canonical_*, _app, _version: the pod's own metadata; app and version its
  *   labels as they are ("" when absent, which Prometheus shows as no label).
- * - destination_service, _name: the inbound cluster's `istio.services[0]` (mesh-view.ts, inboundService),
+ * - destination_service, _name: the inbound cluster's `istio.services[0]` (cluster-model.ts, inboundService),
  *   else the pod's canonical service: the Host header is never used at the inbound side
  *   (pilot/pkg/model/telemetry.go, disableHostHeaderFallback; istio/proxy
  *   testdata/metric/server_disable_host_header_fallback.yaml.tmpl). _namespace: the pod's own.

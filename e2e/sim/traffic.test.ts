@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { DEFAULT_BEHAVIOURS } from "./behaviour.js";
+import type { ClusterSnapshot } from "./cluster-snapshot.js";
 import type { HTTPRouteRuleLike } from "./gateway-api-objects.js";
 import {
   appView,
@@ -12,7 +13,7 @@ import {
   trackService,
   virtualServiceByHost,
 } from "./fixtures.test-helpers.js";
-import { buildAppViews, type AppView, type ClusterSnapshot } from "./mesh-view.js";
+import { buildAppViews, type AppView } from "./mesh-view.js";
 import { seededRandom } from "./prng.js";
 import { parseHeaderSpec } from "./request-headers.js";
 import { chooseTrack, requestsThisTick, simulateRequests, type SimulatedRequest } from "./traffic.js";

@@ -6,7 +6,8 @@
  */
 import type { Track } from "../../src/api/types.js";
 import { behaviourFor, type BehaviourTable } from "./behaviour.js";
-import type { AppView, ClusterView, PodView, RouteDestinationView, ServiceRef } from "./mesh-view.js";
+import type { ClusterView, PodView, RouteDestinationView, ServiceRef } from "./cluster-model.js";
+import type { AppView } from "./mesh-view.js";
 import { pick, type Random } from "./prng.js";
 import { drawHeaders, type HeaderSpec } from "./request-headers.js";
 import { simRequest } from "./request-match.js";

@@ -5,7 +5,7 @@
  */
 import type { Track } from "../../src/api/types.js";
 import { destinationTrack } from "../../src/router/istio.js";
-import type { ObjectMetaLike } from "./mesh-view.js";
+import type { ObjectMetaLike } from "./cluster-model.js";
 import {
   anyMatches,
   PLAIN_REQUEST,
