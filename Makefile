@@ -71,6 +71,10 @@ dashboard: build ## Generate the Grafana dashboard (config/grafana, and the char
 flagger: ## Build the pinned Flagger (the peer of `make bench-peers`) from its Go module into the cache
 	e2e/toolchain/build-control-plane.sh flagger
 
+.PHONY: argo-rollouts
+argo-rollouts: ## Build the pinned Argo Rollouts controller and CRDs (the second peer of `make bench-peers`) from its Go module into the cache
+	e2e/toolchain/build-control-plane.sh argo-rollouts
+
 .PHONY: helm
 helm: ## Build the pinned helm from its Go module into the cache (`make test-integration` and `make test-e2e` test the chart with it)
 	e2e/toolchain/build-control-plane.sh helm
