@@ -68,7 +68,7 @@ dashboard: build ## Generate the Grafana dashboard (config/grafana, and the char
 	node dist/tools/grafana/generate.js
 
 .PHONY: flagger
-flagger: ## Build the pinned Flagger (the peer of `make bench-peers`) from its Go module into the cache
+flagger: ## Build the pinned Flagger (a peer of `make bench-peers`) from its Go module into the cache
 	e2e/toolchain/build-control-plane.sh flagger
 
 .PHONY: argo-rollouts
