@@ -68,8 +68,12 @@ dashboard: build ## Generate the Grafana dashboard (config/grafana, and the char
 	node dist/tools/grafana/generate.js
 
 .PHONY: flagger
-flagger: ## Build the pinned Flagger (the peer of `make bench-peers`) from its Go module into the cache
+flagger: ## Build the pinned Flagger (a peer of `make bench-peers`) from its Go module into the cache
 	e2e/toolchain/build-control-plane.sh flagger
+
+.PHONY: argo-rollouts
+argo-rollouts: ## Build the pinned Argo Rollouts controller and CRDs (the second peer of `make bench-peers`) from its Go module into the cache
+	e2e/toolchain/build-control-plane.sh argo-rollouts
 
 .PHONY: helm
 helm: ## Build the pinned helm from its Go module into the cache (`make test-integration` and `make test-e2e` test the chart with it)
@@ -131,9 +135,12 @@ chaos: build ## Chaos runs (kills with restart delays 0/3/20 s, failover, API-se
 	node dist/test/chaos/main.js $(ARGS)
 
 .PHONY: bench-peers
-# BENCH_PEERS_ONLY=canaryapp runs our half alone, without building Flagger.
-bench-peers: build ## canaryapp and Flagger side by side on one local cluster (builds Flagger the first time)
-	@if [ "$${BENCH_PEERS_ONLY:-}" != canaryapp ]; then e2e/toolchain/build-control-plane.sh flagger; fi
+# BENCH_PEERS_ONLY=canaryapp runs our part alone; a peer not named (e.g. BENCH_PEERS_ONLY=canaryapp,argo-rollouts)
+# is not built.
+bench-peers: build ## canaryapp, Flagger and Argo Rollouts side by side on one local cluster (builds the peers the first time; BENCH_PEERS_ONLY=argo-rollouts one of them)
+	@only=",$${BENCH_PEERS_ONLY:-flagger,argo-rollouts},"; only=$${only// /}; \
+	  if [[ $$only == *,flagger,* ]]; then e2e/toolchain/build-control-plane.sh flagger; fi; \
+	  if [[ $$only == *,argo-rollouts,* ]]; then e2e/toolchain/build-control-plane.sh argo-rollouts; fi
 	node dist/bench/peers.js $(ARGS)
 
 ##@ Run

@@ -1,11 +1,12 @@
 /**
- * `make bench-peers`: canaryapp and Flagger, one at a time, on one local cluster (kwok nodes, a real
+ * `make bench-peers`: canaryapp, Flagger and Argo Rollouts, one at a time, on one local cluster (kwok nodes, a real
  * Prometheus), given the same work; each controller talks to the API server through a proxy that counts its
  * requests. Prints a table with the ratios, writes the figures as JSON, and (for the default work) rewrites
  * the README's table.
  *
  * Environment: BENCH_PEERS_APPS (20), BENCH_PEERS_INTERVAL seconds (10), BENCH_PEERS_ROLLOUTS (3),
- * BENCH_PEERS_REST_SECONDS (60), BENCH_PEERS_ONLY (canaryapp|flagger), BENCH_PEERS_JSON (a file; default
+ * BENCH_PEERS_REST_SECONDS (60), BENCH_PEERS_ONLY (some of canaryapp,flagger,argo-rollouts, comma-separated),
+ * BENCH_PEERS_JSON (a file; default
  * bench/results/peers-<date>.json). `--dry-run` prints the work and the objects of one app, and starts nothing.
  */
 import { readFile, writeFile } from "node:fs/promises";
@@ -19,8 +20,9 @@ import { createTestNamespace } from "../test/support/kube.js";
 import { canaryapp } from "./peers/canaryapp.js";
 import { rssMiBOf } from "./apps.js";
 import { machine, resultsPath, writeResults } from "./results.js";
+import { argoRollouts, argoRolloutsBuilt, argoRolloutsFiles } from "./peers/argo-rollouts.js";
 import { flagger, flaggerBuilt, flaggerFiles } from "./peers/flagger.js";
-import { sleep, type Peer, type PeerContext, type Work } from "./peers/peer.js";
+import { PEER_NAMES, sleep, type Peer, type PeerContext, type Work } from "./peers/peer.js";
 import { appOf, startCountingProxy, type CountedRequest } from "./peers/proxy.js";
 import {
   markdownTable,
@@ -45,12 +47,17 @@ const work: Work = {
 };
 const rollouts = Math.min(env("BENCH_PEERS_ROLLOUTS", 3), work.apps);
 const restSeconds = env("BENCH_PEERS_REST_SECONDS", 60);
-const onlyEnv = process.env["BENCH_PEERS_ONLY"];
-const only = onlyEnv === "" ? undefined : onlyEnv;
-if (only !== undefined && only !== "canaryapp" && only !== "flagger") {
-  throw new Error(`BENCH_PEERS_ONLY=${only}: canaryapp or flagger`);
+const only = (process.env["BENCH_PEERS_ONLY"] ?? "")
+  .split(",")
+  .map((s) => s.trim())
+  .filter((s) => s !== "");
+for (const name of only) {
+  if (!(PEER_NAMES as readonly string[]).includes(name)) {
+    throw new Error(`BENCH_PEERS_ONLY=${only.join(",")}: some of ${PEER_NAMES.join(", ")}, comma-separated`);
+  }
 }
-const peers: Peer[] = [canaryapp, flagger].filter((p) => only === undefined || p.name === only);
+const allPeers: Peer[] = [canaryapp, flagger, argoRollouts];
+const peers = allPeers.filter((p) => only.length === 0 || only.includes(p.name));
 const steps = work.maxWeight / work.stepWeight;
 const names = Array.from({ length: work.apps }, (_, i) => `app-${String(i).padStart(2, "0")}`);
 const image = (app: string, tag: string) => `registry.example.com/peers/${app}:${tag}`;
@@ -62,6 +69,9 @@ if (process.argv.includes("--dry-run")) {
       `${rollouts} rollouts, ${restSeconds} s at rest; peers: ${peers.map((p) => p.label).join(", ")}`,
   );
   console.log(`flagger: ${flaggerFiles().binary} ${flaggerBuilt() ? "built" : "not built (make flagger)"}`);
+  console.log(
+    `argo-rollouts: ${argoRolloutsFiles().binary} ${argoRolloutsBuilt() ? "built" : "not built (make argo-rollouts)"}`,
+  );
   for (const peer of peers) {
     const ctx = { namespace: `peers-${peer.name}`, prometheusUrl: "http://127.0.0.1:9090", work };
     console.log(`# ${peer.label} (interval used: ${peer.effectiveIntervalSeconds(work)} s), one app:`);
@@ -71,7 +81,7 @@ if (process.argv.includes("--dry-run")) {
 }
 
 const defaultWork =
-  peers.length === 2 &&
+  peers.length === allPeers.length &&
   work.apps === DEFAULT_WORK.apps &&
   work.intervalSeconds === DEFAULT_WORK.intervalSeconds &&
   process.env["BENCH_PEERS_JSON"] === undefined;
@@ -113,9 +123,9 @@ await writeResults(jsonPath, result);
 console.log(`figures written to ${jsonPath}`);
 if (defaultWork) {
   await writeFile(readmePath, replaceBetweenMarkers(await readFile(readmePath, "utf8"), readmeBlock(result)));
-  console.log('README.md: the table of "Compared with Flagger" rewritten');
+  console.log('README.md: the table of "Compared with Flagger and Argo Rollouts" rewritten');
 } else {
-  console.log("README.md left alone (its table is measured with the default work and both peers)");
+  console.log("README.md left alone (its table is measured with the default work and every peer)");
 }
 
 /** One peer, from an empty namespace to its figures; its controller is stopped before the next starts. */
@@ -191,6 +201,8 @@ async function measure(peer: Peer): Promise<PeerFigures> {
       }),
     );
     const rolloutEnd = Date.now();
+    const checks = await peer.checks?.(ctx, rolled);
+    if (checks !== undefined) log(`checks: ${checks}`);
     for (const r of results) {
       log(
         `${r.app}: scaled up ${r.scaledUpSeconds.toFixed(2)} s, first weight ${r.firstWeightSeconds.toFixed(2)} s, ` +
@@ -210,6 +222,7 @@ async function measure(peer: Peer): Promise<PeerFigures> {
       },
       rssMiB,
       rollouts: results,
+      ...(checks !== undefined ? { checks } : {}),
       sharedRequestsDuringRollouts: proxy.requests.filter(
         (r) => r.at >= rolloutStart && r.at <= rolloutEnd && appOf(r.name, names) === undefined,
       ).length,

@@ -1,7 +1,10 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { NamespaceView } from "./watch.js";
 
-/** The work both controllers are given: the same apps, steps and check. */
+/** The objects the benchmark reads where a rollout stands: a NamespaceView, or plain data in tests. */
+export type ObjectView = Pick<NamespaceView, "get" | "list">;
+
+/** The work every controller is given: the same apps, steps and check. */
 export interface Work {
   /** How many apps (1 replica each). */
   apps: number;
@@ -31,12 +34,16 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
+/** The controllers compared, in the order the table shows them (the first is the one the ratios divide by). */
+export const PEER_NAMES = ["canaryapp", "flagger", "argo-rollouts"] as const;
+export type PeerName = (typeof PEER_NAMES)[number];
+
 /**
  * One controller under comparison: how to start it, how to give it an app, and how to read from the
  * cluster's objects where a rollout stands. The view follows the collections `paths` name.
  */
 export interface Peer {
-  readonly name: "canaryapp" | "flagger";
+  readonly name: PeerName;
   /** How the figures name it (`Flagger 1.44.0`). */
   readonly label: string;
   /** The interval the controller really uses for `work`. */
@@ -50,16 +57,18 @@ export interface Peer {
   create(ctx: PeerContext, app: string, image: string): Promise<void>;
   changeImage(ctx: PeerContext, app: string, image: string): Promise<void>;
   /** The app rests on `image`: all traffic on the primary, which runs it, no test under way. */
-  atRest(view: NamespaceView, namespace: string, app: string, image: string): boolean;
+  atRest(view: ObjectView, namespace: string, app: string, image: string): boolean;
   /**
    * All traffic is on `image`: the route sends everything to the primary, which runs it — the rollout is over
    * for every user, though the controller may still be removing what the test left (`atRest` then says done).
    */
-  allTrafficOn(view: NamespaceView, namespace: string, app: string, image: string): boolean;
+  allTrafficOn(view: ObjectView, namespace: string, app: string, image: string): boolean;
   /** A Deployment of `image` other than the primary is asked for at least one replica. */
-  scaledUp(view: NamespaceView, namespace: string, app: string, image: string): boolean;
+  scaledUp(view: ObjectView, namespace: string, app: string, image: string): boolean;
   /** The route gives the new version some weight. */
-  weighted(view: NamespaceView, namespace: string, app: string): boolean;
+  weighted(view: ObjectView, namespace: string, app: string): boolean;
+  /** Where the controller records its checks: what they measured for `apps`, read once their rollouts ended. */
+  checks?(ctx: PeerContext, apps: readonly string[]): Promise<string>;
 }
 
 /** The image of the first container of a Deployment, and its asked-for replicas. */

@@ -33,6 +33,8 @@ export interface PeerFigures {
   rollouts: RolloutFigures[];
   /** Requests during the rollouts that name no single app (lists, watches). */
   sharedRequestsDuringRollouts: number;
+  /** What the controller's own records say its checks measured during the rollouts, where it keeps them. */
+  checks?: string;
 }
 
 export interface PeersResult {
@@ -69,7 +71,7 @@ function count(r: Range | undefined): string {
   return f(r.min) === f(r.max) ? f(r.min) : `${f(r.min)}–${f(r.max)}`;
 }
 
-/** The second column's median over the first's: how many times more the peer takes. */
+/** A peer's median over the first column's: how many times more the peer takes. */
 function ratio(ours: number | undefined, theirs: number | undefined): string {
   if (ours === undefined || theirs === undefined) return "–";
   if (ours === 0) return theirs === 0 ? "=" : "∞";
@@ -123,15 +125,14 @@ function rows(result: PeersResult): Row[] {
   ];
 }
 
-/** A Markdown table: one column per peer, and the ratio of the second to the first when there are two. */
+/** A Markdown table: one column per peer, then each other peer's ratio to the first (canaryapp when it ran). */
 export function markdownTable(result: PeersResult): string {
-  const peers = result.peers;
-  const two = peers.length === 2;
-  const head = ["", ...peers.map((p) => p.label), ...(two ? [`${peers[1]?.label} ÷ ${peers[0]?.label}`] : [])];
+  const [first, ...others] = result.peers;
+  const head = ["", ...result.peers.map((p) => p.label), ...others.map((p) => `${p.label} ÷ ${first?.label}`)];
   const lines = [`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`];
   for (const row of rows(result)) {
-    const cells = [row.label, ...row.cells, ...(two ? [ratio(row.medians[0], row.medians[1])] : [])];
-    lines.push(`| ${cells.join(" | ")} |`);
+    const ratios = others.map((_, i) => ratio(row.medians[0], row.medians[i + 1]));
+    lines.push(`| ${[row.label, ...row.cells, ...ratios].join(" | ")} |`);
   }
   return lines.join("\n");
 }
@@ -146,7 +147,9 @@ export function readmeBlock(result: PeersResult): string {
       `interval ${w.intervalSeconds} s, ${w.maxWeight / w.stepWeight} steps of ${w.stepWeight} % to ${w.maxWeight} %, ` +
       `an always-passing check; ${w.rollouts} rollouts each (ranges are min–max, ratios of medians). ` +
       "canaryapp keeps the test's pods for `drainSeconds` (default 5 s) after the route is seen to have left " +
-      "them, so that requests still in flight to them finish; Flagger reaches rest one interval after it routes back.",
+      "them, so that requests still in flight to them finish; Flagger reaches rest one interval after it routes back; " +
+      "Argo Rollouts scales the previous version down `scaleDownDelaySeconds` (default 30 s with traffic routing) " +
+      "after it routes all traffic to the new one.",
   ].join("\n");
 }
 

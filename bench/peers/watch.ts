@@ -3,7 +3,12 @@ import { StreamWatch } from "../../src/kube/watch.js";
 
 /** An object as the watches last saw it (only the fields the benchmark reads). */
 export interface Seen {
-  metadata: { name: string; generation?: number };
+  metadata: {
+    name: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    ownerReferences?: { kind?: string; name?: string }[];
+  };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
 }
@@ -31,6 +36,11 @@ export class NamespaceView {
   /** The object `name` of the collection at `path`, as last seen. */
   get(path: string, name: string): Seen | undefined {
     return this.objects.get(path)?.get(name);
+  }
+
+  /** Every object of the collection at `path`, as last seen. */
+  list(path: string): Seen[] {
+    return [...(this.objects.get(path)?.values() ?? [])];
   }
 
   /** Resolves with the time (Date.now()) `check` first holds, checked now and on every change. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and kwok from Go modules into a
 # per-version cache folder, and fetches Istio's CRDs from the istio.io/api module (`all`: what `make demo` runs).
-# `helm` (the chart's tests), `flagger` (the peer `make bench-peers` compares with), `istioctl` (which
+# `helm` (the chart's tests), `flagger` and `argo-rollouts` (the peers `make bench-peers` compares with), `istioctl` (which
 # `make test-e2e` checks the controller's Istio objects with) and `gateway-api` (the Gateway API CRDs, which only
 # clusters started with --gateway-api install) are built or fetched only when asked: not part of `all`.
 # Idempotent: a version already built is not built again (a no-op run takes milliseconds).
@@ -103,6 +103,45 @@ build_flagger() {
   rm -rf "$out"; mv "$out.tmp" "$out"
 }
 
+# Argo Rollouts, the second peer of `make bench-peers`: the controller (cmd/rollouts-controller) and its CRDs
+# (manifests/crds/). Its go.mod pins k8s.io/* and two others with replace directives (module => module version,
+# no local paths), which `go install pkg@version` refuses: a wrapper module repeats them, as for Kubernetes.
+# -X stamps the version and the release's date as its own Makefile does (utils/version), so
+# `rollouts-controller --version` names the release (v1.10.1+unknown: the module proxy keeps no commit to stamp).
+build_argo_rollouts() {
+  local out=$cache/argo-rollouts-v$ARGO_ROLLOUTS_VERSION
+  [ -x "$out/rollouts-controller" ] && [ -s "$out/crds.yaml" ] && return
+  log "building Argo Rollouts v$ARGO_ROLLOUTS_VERSION (first time only; minutes)"
+  local module=github.com/argoproj/argo-rollouts
+  local mod; mod=$(go mod download -json "$module@v$ARGO_ROLLOUTS_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  local dir; dir=$(go mod download -json "$module@v$ARGO_ROLLOUTS_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  local work=$cache/work/argo-rollouts-v$ARGO_ROLLOUTS_VERSION
+  rm -rf "$work"; mkdir -p "$work"
+  {
+    echo "module canaryapp.local/argo-rollouts-build"
+    grep -E "^go " "$mod"
+    echo "require $module v$ARGO_ROLLOUTS_VERSION"
+    # Inside the replace ( ... ) block: every "<module> => <module> <version>" line.
+    sed -n '/^replace (/,/^)/p' "$mod" | grep -E '^\s*[^ ]+ => [^ .][^ ]* v[^ ]+\s*$' | sed 's/^\s*/replace /'
+  } >"$work/go.mod"
+  local pkg=$module/utils/version
+  local date; date=$(go list -m -json "$module@v$ARGO_ROLLOUTS_VERSION" | sed -n 's/.*"Time": "\(.*\)".*/\1/p')
+  local ld="-s -w -X $pkg.version=$ARGO_ROLLOUTS_VERSION -X $pkg.buildDate=$date -X $pkg.gitTreeState=clean"
+  (
+    cd "$work"
+    go get -tool "$module/cmd/rollouts-controller@v$ARGO_ROLLOUTS_VERSION" >/dev/null
+    mkdir -p "$out.tmp"
+    go build -trimpath -ldflags "$ld" -o "$out.tmp/rollouts-controller" "$module/cmd/rollouts-controller"
+  )
+  local f
+  for f in rollout analysis-template cluster-analysis-template analysis-run experiment; do
+    echo "---"
+    cat "$dir/manifests/crds/$f-crd.yaml"
+  done >"$out.tmp/crds.yaml"
+  chmod u+w "$out.tmp/crds.yaml"
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
 # istioctl, whose `validate` and `analyze` check the VirtualServices and DestinationRules the controller writes with
 # Istio's own code. istio.io/istio publishes no tagged module versions, so the pin is a pseudo-version (a commit);
 # -X stamps what Istio's own dev builds print: the module's VERSION with -dev, and that commit.
@@ -159,7 +198,8 @@ case "$what" in
   gateway-api) fetch_gateway_api_crds ;;
   helm) build_helm ;;
   flagger) build_flagger ;;
+  argo-rollouts) build_argo_rollouts ;;
   istioctl) build_istioctl ;;
   all) fetch_istio_crds; build_etcd; build_kwok; build_kubernetes ;;
-  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|gateway-api|helm|flagger|istioctl]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|kubernetes|etcd|kwok|istio|gateway-api|helm|flagger|argo-rollouts|istioctl]" >&2; exit 2 ;;
 esac

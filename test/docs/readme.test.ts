@@ -360,10 +360,10 @@ describe("README commands", () => {
   });
 
   /**
-   * A tiny run (2 apps, 2 s interval, one rollout) of canaryapp's half, with Flagger's plan from --dry-run:
-   * building Flagger takes minutes, and its own 10 s floor makes even a tiny half about two minutes, which the
-   * tests should not spend (the full side-by-side run is `make bench-peers` itself). The README's table is left
-   * alone.
+   * A tiny run (2 apps, 2 s interval, one rollout) of canaryapp's part, with the peers' plans from --dry-run:
+   * building Flagger and Argo Rollouts takes minutes, and Flagger's own 10 s floor makes even a tiny run of it
+   * about two minutes, which the tests should not spend (the full side-by-side run is `make bench-peers` itself).
+   * The README's table is left alone.
    */
   test("make bench-peers measures each controller on the same work (tiny work shortens it)", async () => {
     const json = join(await mkdtemp(join(tmpdir(), "canaryapp-bench-peers-")), "peers.json");
@@ -401,7 +401,7 @@ describe("README commands", () => {
     assert.equal(await readFile(join(root, "README.md"), "utf8"), README, "a tiny run leaves the README's table alone");
     const plan = await sh("node dist/bench/peers.js --dry-run", { ...process.env, ...small, BENCH_PEERS_ONLY: "" });
     assert.equal(plan.code, 0, plan.stderr);
-    for (const kind of ['"kind": "CanaryApp"', '"kind": "Deployment"', '"kind": "Canary"'])
+    for (const kind of ['"kind": "CanaryApp"', '"kind": "Deployment"', '"kind": "Canary"', '"kind": "Rollout"'])
       assert.ok(plan.stdout.includes(kind), kind);
   });
 });
