@@ -13,8 +13,17 @@ import {
   PrerequisiteError,
   resolveToolchain,
 } from "../../e2e/cluster/toolchain.js";
-import { MERGE_PATCH } from "../../test/support/kube.js";
-import { deploymentOf, routeWeights, sleep, type ObjectView, type Peer, type PeerContext, type Work } from "./peer.js";
+import {
+  appDeployment,
+  changeDeploymentImage,
+  deploymentOf,
+  routeWeights,
+  sleep,
+  type ObjectView,
+  type Peer,
+  type PeerContext,
+  type Work,
+} from "./peer.js";
 import type { Seen } from "./watch.js";
 
 /** The pinned Argo Rollouts release (e2e/toolchain/versions.env), built by `make argo-rollouts`. */
@@ -55,22 +64,6 @@ const virtualServices = (namespace: string) =>
   `/apis/${ISTIO.group}/${ISTIO.version}/namespaces/${namespace}/virtualservices`;
 const destinationRules = (namespace: string) =>
   `/apis/${ISTIO.group}/${ISTIO.version}/namespaces/${namespace}/destinationrules`;
-
-function deployment(namespace: string, app: string, image: string): V1Deployment {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: app, namespace, labels: { app } },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app } },
-      template: {
-        metadata: { labels: { app } },
-        spec: { containers: [{ name: "app", image, ports: [{ name: "http", containerPort: 8080 }] }] },
-      },
-    },
-  };
-}
 
 /**
  * The canary steps of `work` as Argo Rollouts writes them: each weight of the others' steps (stepWeight up to
@@ -122,7 +115,7 @@ export function argoRolloutsManifests(
   const { namespace, work } = ctx;
   const istio = `${ISTIO.group}/${ISTIO.version}`;
   return [
-    deployment(namespace, app, image),
+    appDeployment(namespace, app, image),
     {
       apiVersion: "v1",
       kind: "Service",
@@ -336,15 +329,7 @@ export const argoRollouts: Peer = {
   },
 
   // As Flagger's: the Deployment's pod template changes; the Rollout follows its workloadRef.
-  changeImage: async (ctx, app, image) => {
-    const containers = deployment(ctx.namespace, app, image).spec?.template.spec?.containers;
-    await ctx.admin
-      .makeApiClient(AppsV1Api)
-      .patchNamespacedDeployment(
-        { namespace: ctx.namespace, name: app, body: { spec: { template: { spec: { containers } } } } },
-        MERGE_PATCH,
-      );
-  },
+  changeImage: (ctx, app, image) => changeDeploymentImage(ctx, app, image),
 
   /**
    * Healthy on `image`, the Deployment it took the template from scaled down, and the previous version's

@@ -12,8 +12,15 @@ import {
   PrerequisiteError,
   resolveToolchain,
 } from "../../e2e/cluster/toolchain.js";
-import { MERGE_PATCH } from "../../test/support/kube.js";
-import { deploymentOf, routeWeights, sleep, type Peer, type PeerContext } from "./peer.js";
+import {
+  appDeployment,
+  changeDeploymentImage,
+  deploymentOf,
+  routeWeights,
+  sleep,
+  type Peer,
+  type PeerContext,
+} from "./peer.js";
 
 /** The pinned Flagger release (e2e/toolchain/versions.env), built by `make flagger`. */
 export const FLAGGER_VERSION =
@@ -40,22 +47,6 @@ const canaries = (namespace: string) => `/apis/flagger.app/v1beta1/namespaces/${
 const deployments = (namespace: string) => `/apis/apps/v1/namespaces/${namespace}/deployments`;
 const virtualServices = (namespace: string) => `/apis/networking.istio.io/v1/namespaces/${namespace}/virtualservices`;
 
-function deployment(namespace: string, app: string, image: string): V1Deployment {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: app, namespace, labels: { app } },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app } },
-      template: {
-        metadata: { labels: { app } },
-        spec: { containers: [{ name: "app", image, ports: [{ name: "http", containerPort: 8080 }] }] },
-      },
-    },
-  };
-}
-
 /**
  * Flagger, the CNCF project's canary controller, as its Istio users run it: the app's Deployment plus a Canary
  * (provider istio) whose one check is a MetricTemplate on the same Prometheus with a constant query. Its pods
@@ -69,7 +60,7 @@ export const flagger: Peer = {
   paths: (namespace) => [canaries(namespace), deployments(namespace), virtualServices(namespace)],
 
   manifests: (ctx, app, image) => [
-    deployment(ctx.namespace, app, image),
+    appDeployment(ctx.namespace, app, image),
     {
       apiVersion: `${FLAGGER.group}/${FLAGGER.version}`,
       kind: "Canary",
@@ -152,15 +143,7 @@ export const flagger: Peer = {
       .createNamespacedCustomObject({ ...FLAGGER, plural: "canaries", namespace: ctx.namespace, body: canary });
   },
 
-  changeImage: async (ctx, app, image) => {
-    const containers = deployment(ctx.namespace, app, image).spec?.template.spec?.containers;
-    await ctx.admin
-      .makeApiClient(AppsV1Api)
-      .patchNamespacedDeployment(
-        { namespace: ctx.namespace, name: app, body: { spec: { template: { spec: { containers } } } } },
-        MERGE_PATCH,
-      );
-  },
+  changeImage: (ctx, app, image) => changeDeploymentImage(ctx, app, image),
 
   atRest: (view, namespace, app, image) => {
     const phase = (view.get(canaries(namespace), app)?.status as { phase?: string } | undefined)?.phase;

@@ -1,4 +1,5 @@
-import type { KubeConfig } from "@kubernetes/client-node";
+import { AppsV1Api, type KubeConfig, type V1Deployment } from "@kubernetes/client-node";
+import { MERGE_PATCH } from "../../test/support/kube.js";
 import type { NamespaceView } from "./watch.js";
 
 /** The objects the benchmark reads where a rollout stands: a NamespaceView, or plain data in tests. */
@@ -98,3 +99,31 @@ export function routeWeights(seen: { spec?: Record<string, unknown> } | undefine
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The app's Deployment as the peers that start from one (Flagger, Argo Rollouts) are given it: 1 replica of `image`. */
+export function appDeployment(namespace: string, app: string, image: string): V1Deployment {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: app, namespace, labels: { app } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app } },
+      template: {
+        metadata: { labels: { app } },
+        spec: { containers: [{ name: "app", image, ports: [{ name: "http", containerPort: 8080 }] }] },
+      },
+    },
+  };
+}
+
+/** A new version for those peers: the Deployment's pod template gets `image` (their controllers follow it). */
+export async function changeDeploymentImage(ctx: PeerContext, app: string, image: string): Promise<void> {
+  const containers = appDeployment(ctx.namespace, app, image).spec?.template.spec?.containers;
+  await ctx.admin
+    .makeApiClient(AppsV1Api)
+    .patchNamespacedDeployment(
+      { namespace: ctx.namespace, name: app, body: { spec: { template: { spec: { containers } } } } },
+      MERGE_PATCH,
+    );
+}

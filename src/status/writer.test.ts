@@ -180,17 +180,24 @@ describe("StatusWriter", () => {
       },
     });
     const ROUTED = "2026-11-27T12:00:00Z";
+    /** The reconcile that first sees the route carry the step: its plan's only news is the clock. */
+    const sighted = (writer: StatusWriter, cached: CanaryApp) =>
+      writer.record(structuredClone(cached), { status: stepping({ stepRoutedAt: ROUTED }), events: [] }, NOW, log);
+    /** The copy of the cached app the next reconcile plans from. */
+    const planned = (writer: StatusWriter, cached: CanaryApp) => {
+      const copy = structuredClone(cached);
+      writer.withHeld(copy);
+      return copy;
+    };
 
     test("a plan whose only news is the clock writes nothing; the next plan's copy of the app has the clock", async () => {
       const { writer, writes } = harness();
       const cached = app(stepping());
-      const copy = structuredClone(cached);
-      writer.withHeld(copy);
+      const copy = planned(writer, cached);
       await writer.record(copy, { status: stepping({ stepRoutedAt: ROUTED }), events: [] }, NOW, log);
       assert.equal(writes.length, 0);
       assert.equal(copy.status?.canary?.stepRoutedAt, ROUTED, "this reconcile goes on with the clock");
-      const next = structuredClone(cached);
-      writer.withHeld(next);
+      const next = planned(writer, cached);
       assert.equal(next.status?.canary?.stepRoutedAt, ROUTED, "the next reconcile plans with the clock held");
       await writer.record(next, { status: stepping({ stepRoutedAt: ROUTED }), events: [] }, NOW, log);
       assert.equal(writes.length, 0, "the same plan again: nothing to write");
@@ -199,17 +206,13 @@ describe("StatusWriter", () => {
     test("the clock rides on the app's next write, and the hold ends there", async () => {
       const { writer, writes } = harness();
       const cached = app(stepping());
-      const copy = structuredClone(cached);
-      await writer.record(copy, { status: stepping({ stepRoutedAt: ROUTED }), events: [] }, NOW, log);
-      const next = structuredClone(cached);
-      writer.withHeld(next);
+      await sighted(writer, cached);
+      const next = planned(writer, cached);
       const paused = stepping({ stepRoutedAt: ROUTED, pausedAt: "2026-11-27T12:00:30Z" });
       await writer.record(next, { status: paused, events: [] }, NOW, log);
       assert.equal(writes.length, 1);
       assert.equal(writes[0]?.canary?.stepRoutedAt, ROUTED);
-      const later = structuredClone(cached);
-      writer.withHeld(later);
-      assert.equal(later.status?.canary?.stepRoutedAt, undefined, "written: nothing held any more");
+      assert.equal(planned(writer, cached).status?.canary?.stepRoutedAt, undefined, "written: nothing held any more");
     });
 
     test("a transition with Events is written with the clock at once", async () => {
@@ -224,57 +227,34 @@ describe("StatusWriter", () => {
     test("a plan that lets go of the clock writes nothing: the stored status is already without it", async () => {
       const { writer, writes } = harness();
       const cached = app(stepping());
-      await writer.record(
-        structuredClone(cached),
-        { status: stepping({ stepRoutedAt: ROUTED }), events: [] },
-        NOW,
-        log,
-      );
-      const next = structuredClone(cached);
-      writer.withHeld(next);
+      await sighted(writer, cached);
+      const next = planned(writer, cached);
       await writer.record(next, { status: stepping(), events: [] }, NOW, log);
       assert.equal(writes.length, 0);
-      const later = structuredClone(cached);
-      writer.withHeld(later);
-      assert.equal(later.status?.canary?.stepRoutedAt, undefined);
+      assert.equal(planned(writer, cached).status?.canary?.stepRoutedAt, undefined);
     });
 
     test("a cached status at another step, or with a clock of its own, ends the hold; so does the app's deletion", async () => {
       const { writer } = harness();
       const cached = app(stepping());
-      await writer.record(
-        structuredClone(cached),
-        { status: stepping({ stepRoutedAt: ROUTED }), events: [] },
-        NOW,
-        log,
-      );
+      await sighted(writer, cached);
       const moved = app(stepping({ step: 2 }));
       writer.withHeld(moved);
       assert.equal(moved.status?.canary?.stepRoutedAt, undefined, "another step");
-      const again = structuredClone(cached);
-      writer.withHeld(again);
-      assert.equal(again.status?.canary?.stepRoutedAt, undefined, "the hold ended with the other step");
-
-      await writer.record(
-        structuredClone(cached),
-        { status: stepping({ stepRoutedAt: ROUTED }), events: [] },
-        NOW,
-        log,
+      assert.equal(
+        planned(writer, cached).status?.canary?.stepRoutedAt,
+        undefined,
+        "the hold ended with the other step",
       );
+
+      await sighted(writer, cached);
       const own = app(stepping({ stepRoutedAt: "2026-11-27T11:59:30Z" }));
       writer.withHeld(own);
       assert.equal(own.status?.canary?.stepRoutedAt, "2026-11-27T11:59:30Z", "the stored clock wins");
 
-      await writer.record(
-        structuredClone(cached),
-        { status: stepping({ stepRoutedAt: ROUTED }), events: [] },
-        NOW,
-        log,
-      );
+      await sighted(writer, cached);
       writer.forget("shop/web");
-      const gone = structuredClone(cached);
-      writer.withHeld(gone);
-      assert.equal(gone.status?.canary?.stepRoutedAt, undefined);
+      assert.equal(planned(writer, cached).status?.canary?.stepRoutedAt, undefined);
     });
   });
 });
