@@ -42,8 +42,10 @@ toolchain: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd
 ##@ Development
 
 .PHONY: build
-build: node_modules/.package-lock.json ## Compile TypeScript to dist/
+build: node_modules/.package-lock.json ## Compile TypeScript to dist/, type-check and bundle the dashboard's page
 	$(BIN)/tsc -p tsconfig.json
+	$(BIN)/tsc -p src/dashboard/page/tsconfig.json
+	node dist/tools/dashboard/bundle.js
 
 .PHONY: lint
 lint: node_modules/.package-lock.json ## ESLint and Prettier check
@@ -53,6 +55,7 @@ lint: node_modules/.package-lock.json ## ESLint and Prettier check
 .PHONY: typecheck
 typecheck: node_modules/.package-lock.json ## Type-check without emitting
 	$(BIN)/tsc -p tsconfig.json --noEmit
+	$(BIN)/tsc -p src/dashboard/page/tsconfig.json
 
 ##@ Packaging
 
