@@ -79,6 +79,10 @@ helm: ## Build the pinned helm from its Go module into the cache (`make test-int
 	e2e/toolchain/build-control-plane.sh helm
 	@echo "$(HELM)"
 
+.PHONY: chromium
+chromium: ## Install Debian's chromium package when missing (the dashboard's browser tests and screenshots drive it)
+	e2e/toolchain/install-chromium.sh
+
 ISTIOCTL_VERSION := $(shell sed -n 's/^ISTIOCTL_VERSION=//p' e2e/toolchain/versions.env)
 ISTIOCTL := $(CACHE)/istioctl-v$(ISTIOCTL_VERSION)/istioctl
 
@@ -118,7 +122,7 @@ test-integration: build helm gateway-api-crds ## Integration tests against a loc
 	npm run --silent test:integration
 
 .PHONY: test-e2e
-test-e2e: build helm istioctl gateway-api-crds ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze
+test-e2e: build helm istioctl gateway-api-crds chromium ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze, the dashboard in Chromium
 	$(ALONE) npm run --silent test:e2e
 
 .PHONY: test-docs
