@@ -5,12 +5,17 @@
  *
  * - the page shows each step of a rollout as it happens (10 %, 20 % … 50 %), then the promoted image;
  * - a promote click, confirmed in its dialog, promotes a test that would otherwise wait a minute per step;
- * - an image rolled back by its analysis shows its reason, metric, value and query.
+ * - an image rolled back by its analysis shows its reason, metric, value and query;
+ * - `--read-only` shows no controls and refuses them; a user who may not list CanaryApps reads why on the page.
  *
  * Runs under `make test-e2e` (KUBECONFIG set by e2e/cluster/with-cluster).
  */
 import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { KubeConfig } from "@kubernetes/client-node";
 import type { Browser, Page } from "playwright-core";
 import {
   appSpec,
@@ -184,5 +189,69 @@ describe("kubectl canaryapp dashboard in Chromium", () => {
     await page.getByTestId("phase").getByText("Failed").waitFor();
     await page.getByRole("button", { name: "Retry" }).waitFor();
     await page.close();
+  });
+
+  test("--read-only: no controls on the page, and the server refuses them", { timeout: 30_000 }, async () => {
+    const readOnly = await startDashboardProcess([
+      "--kubeconfig",
+      testKubeConfigPath(),
+      "-n",
+      env.namespace,
+      "--read-only",
+    ]);
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${readOnly.url}#/${env.namespace}/web`);
+      await page.getByTestId("phase").waitFor();
+      await page.getByText("read-only").first().waitFor();
+      assert.equal(await page.getByRole("heading", { name: "Controls" }).count(), 0);
+      const answer = await fetch(new URL(`api/apps/${env.namespace}/web/promote`, readOnly.url), {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: "{}",
+      });
+      assert.equal(answer.status, 403);
+      assert.match(((await answer.json()) as { message: string }).message, /read-only/);
+      await page.close();
+    } finally {
+      await readOnly.stop();
+    }
+  });
+
+  test("a user who may not list CanaryApps reads why on the page", { timeout: 30_000 }, async () => {
+    // A ServiceAccount bound to nothing: every list is forbidden.
+    const name = "nobody";
+    await env.core.createNamespacedServiceAccount({ namespace: env.namespace, body: { metadata: { name } } });
+    const { status } = await env.core.createNamespacedServiceAccountToken({
+      namespace: env.namespace,
+      name,
+      body: { spec: { expirationSeconds: 3600 } },
+    });
+    const cluster = env.kc.getCurrentCluster();
+    assert.ok(cluster !== null && status?.token !== undefined);
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name, token: status.token }],
+      contexts: [{ name, cluster: cluster.name, user: name }],
+      currentContext: name,
+    });
+    const dir = await mkdtemp(join(tmpdir(), "canaryapp-dashboard-"));
+    const path = join(dir, "kubeconfig");
+    await writeFile(path, kc.exportConfig(), { mode: 0o600 });
+    const forbidden = await startDashboardProcess(["--kubeconfig", path, "-n", env.namespace]);
+    try {
+      const page = await browser.newPage();
+      await page.goto(forbidden.url);
+      const alert = page.getByRole("alert");
+      await alert.getByText("canaryapps").waitFor();
+      const text = (await alert.textContent()) ?? "";
+      assert.match(text, /canaryapps.*forbidden.*cannot list resource "canaryapps"/s);
+      assert.match(text, /events.*forbidden/s);
+      await page.close();
+    } finally {
+      await forbidden.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
