@@ -129,6 +129,10 @@ test-e2e: build helm istioctl gateway-api-crds chromium ## End-to-end tests agai
 test-docs: build ## Run every command README.md gives (make demo included), verbatim
 	$(ALONE) npm run --silent test:docs
 
+.PHONY: dashboard-screenshots
+dashboard-screenshots: build chromium ## Screenshots of `kubectl canaryapp dashboard` during a rollout, into docs/ (DASHBOARD_SCREENSHOTS_DIR another folder)
+	$(ALONE) node dist/e2e/cluster/with-cluster.js --profile cluster -- node dist/e2e/dashboard-screenshots.js
+
 .PHONY: bench
 bench: build ## Run the benchmarks, the scale table beside its floor (JSON: bench/results/ or BENCH_JSON; BENCH_APPS=1000,5000 the sizes, BENCH_ONLY=scale|scrape|planner|rollout|capacity one part, BENCH_CHAOS=1, BENCH_SHARDS=1 the sharded replicas)
 	node --expose-gc dist/bench/run.js

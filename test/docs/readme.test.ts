@@ -94,6 +94,12 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
     contains: ['plugin("approve", "controls")'],
   },
   {
+    command: /^kubectl canaryapp dashboard$/,
+    by: "e2e/dashboard-process.ts",
+    contains: ['[PLUGIN, "dashboard", "--address", "127.0.0.1:0", ...args]'],
+  },
+  { command: /^make dashboard-screenshots$/, by: "here" },
+  {
     command: /^kubectl canaryapp history NAME$/,
     by: "test/integration/kubectl-plugin-rollout.test.ts",
     contains: ['plugin("history", name)'],
@@ -258,6 +264,21 @@ describe("README commands", () => {
     const targets = [...stripColours(run.stdout).matchAll(/^ {2}(\S+)\s{2,}\S/gm)].map((m) => m[1]);
     for (const target of ["demo", "test", "test-docs", "cluster-up", "bench", "build", "lint"]) {
       assert.ok(targets.includes(target), `${target} missing from make help: ${targets.join(" ")}`);
+    }
+  });
+
+  test("make dashboard-screenshots takes both pictures the README shows (DASHBOARD_SCREENSHOTS_DIR: elsewhere)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "canaryapp-screenshots-"));
+    const run = await sh("make dashboard-screenshots", { ...process.env, DASHBOARD_SCREENSHOTS_DIR: dir });
+    show("make dashboard-screenshots", run.stdout);
+    assert.equal(run.code, 0, run.stderr);
+    for (const file of ["dashboard-overview.png", "dashboard-app.png"]) {
+      assert.ok(README.includes(`](docs/${file})`), `the README shows docs/${file}`);
+      for (const png of [join(dir, file), join(root, "docs", file)]) {
+        const bytes = await readFile(png);
+        assert.equal(bytes.subarray(1, 4).toString("latin1"), "PNG", png);
+        assert.ok(bytes.length > 20_000, `${png}: ${bytes.length} bytes`);
+      }
     }
   });
 

@@ -32,6 +32,8 @@ export function Chart(props: {
     const opts: uPlot.Options = {
       width,
       height,
+      // The legend names the lines; values under the cursor would only jitter as it moves.
+      legend: { live: false },
       scales: { x: { time: true }, y: yRange !== undefined ? { range: yRange } : { auto: true } },
       axes: [{ stroke: "#333" }, { stroke: "#333", label: yLabel }],
       series: [
