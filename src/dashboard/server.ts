@@ -16,7 +16,7 @@ import { controlVerb } from "../cli/controls.js";
 import { allowedHosts, refusal } from "./guard.js";
 import type { ControlName, ControlRequest, Hello, StreamMessages } from "./model.js";
 import { EventStream } from "./sse.js";
-import type { DashboardSource } from "./source.js";
+import type { DashboardReader } from "./source.js";
 import { detailOf, summarize } from "./view-model.js";
 
 const CONTROLS: readonly ControlName[] = ["promote", "abort", "retry", "pause", "resume", "approve"];
@@ -31,7 +31,7 @@ const ASSETS: Record<string, { file: string; type: string }> = {
 export const FLUSH_MS = 150;
 
 export interface DashboardServerOptions {
-  source: DashboardSource;
+  source: DashboardReader;
   clients: KubeClients;
   readOnly: boolean;
   /** What the page's header says it shows, e.g. `namespace shop`. */
@@ -156,8 +156,11 @@ export class DashboardServer {
     const hello: Hello = { readOnly, scope, context };
     send(client.stream, "hello", hello);
     send(client.stream, "status", { synced: source.synced(), problems: source.problemList() });
-    if (source.apps.hasSynced()) send(client.stream, "apps", source.apps.list().map(summarize));
-    if (app !== undefined) send(client.stream, "detail", this.detail(app));
+    // Before the first list is in, "no such app" would be a guess: the detail follows with the list.
+    if (source.apps.hasSynced()) {
+      send(client.stream, "apps", source.apps.list().map(summarize));
+      if (app !== undefined) send(client.stream, "detail", this.detail(app));
+    }
   }
 
   private detail(key: string): StreamMessages["detail"] {
@@ -172,9 +175,11 @@ export class DashboardServer {
     const { source } = this.options;
     const keys = [...this.pending];
     this.pending.clear();
+    // The apps' first list is what the pages wait for; the Events' may come later (or be forbidden).
+    const appsSynced = source.apps.hasSynced();
+    const becameSynced = appsSynced && !this.wasSynced;
+    this.wasSynced = appsSynced;
     const synced = source.synced();
-    const becameSynced = synced && !this.wasSynced;
-    this.wasSynced = synced;
     const problems = this.problemsChanged || becameSynced;
     this.problemsChanged = false;
     if (this.clients.size === 0) return;
@@ -189,11 +194,11 @@ export class DashboardServer {
     for (const client of this.clients) {
       if (problems) send(client.stream, "status", { synced, problems: source.problemList() });
       if (all !== undefined) send(client.stream, "apps", all);
-      else if (source.apps.hasSynced()) {
+      else if (appsSynced) {
         if (changed.length > 0) send(client.stream, "changed", changed);
         if (removed.length > 0) send(client.stream, "removed", removed);
       }
-      if (client.app !== undefined && (becameSynced || keys.includes(client.app))) {
+      if (client.app !== undefined && appsSynced && (becameSynced || keys.includes(client.app))) {
         const key = client.app;
         if (!details.has(key)) details.set(key, this.detail(key));
         send(client.stream, "detail", details.get(key) ?? null);

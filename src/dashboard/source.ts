@@ -136,6 +136,9 @@ export class DashboardSource {
       else this.eventsByApp.set(key, own);
       this.notify({ apps: new Set([key]), problems: false });
     };
+    // A first list with nothing in it tells no object: the pages still learn that the list is in.
+    this.apps.onSynced?.(() => this.notify({ apps: new Set(), problems: true }));
+    this.events.onSynced?.(() => this.notify({ apps: new Set(), problems: true }));
     this.events.onAdd((e) => eventChanged(e, false));
     this.events.onUpdate((e) => eventChanged(e, false));
     this.events.onDelete((e) => eventChanged(e, true));
@@ -216,3 +219,9 @@ export class DashboardSource {
     return { weights: this.weightHistory.get(key) ?? [], analyses: this.analysisHistory.get(key) ?? [] };
   }
 }
+
+/** What the server reads of the source (a test gives it a fake). */
+export type DashboardReader = Pick<
+  DashboardSource,
+  "onChange" | "synced" | "problemList" | "app" | "eventsOf" | "historyOf"
+> & { apps: Pick<Informer<CanaryApp>, "hasSynced" | "list"> };
