@@ -137,6 +137,10 @@ dashboard-screenshots: build chromium ## Screenshots of `kubectl canaryapp dashb
 bench: build ## Run the benchmarks, the scale table beside its floor (JSON: bench/results/ or BENCH_JSON; BENCH_APPS=1000,5000 the sizes, BENCH_ONLY=scale|scrape|planner|rollout|capacity one part, BENCH_CHAOS=1, BENCH_SHARDS=1 the sharded replicas)
 	node --expose-gc dist/bench/run.js
 
+.PHONY: bench-dashboard
+bench-dashboard: build chromium ## The dashboard with many apps: RSS, its page's heap, API requests at rest and while apps roll out (BENCH_DASHBOARD_APPS=1000, BENCH_DASHBOARD_ROLLING=50; JSON: bench/results/ or BENCH_JSON)
+	node dist/bench/dashboard.js
+
 .PHONY: chaos
 chaos: build ## Chaos runs (kills with restart delays 0/3/20 s, failover, API-server outage, Prometheus faults; an upgrade 1 → 32 → 64 shares, alone with ARGS=--only=upgrade)
 	node dist/test/chaos/main.js $(ARGS)

@@ -22,9 +22,16 @@ export interface RunningDashboard {
   stop(): Promise<void>;
 }
 
-/** Starts the dashboard on a free loopback port; resolves with the URL it prints. */
-export function startDashboardProcess(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<RunningDashboard> {
-  const child = spawn(process.execPath, [PLUGIN, "dashboard", "--address", "127.0.0.1:0", ...args], {
+/**
+ * Starts the dashboard on a free loopback port; resolves with the URL it prints. `nodeArgs` go to node before the
+ * plugin (e.g. a `--import` that counts its requests, bench/dashboard.ts).
+ */
+export function startDashboardProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  nodeArgs: string[] = [],
+): Promise<RunningDashboard> {
+  const child = spawn(process.execPath, [...nodeArgs, PLUGIN, "dashboard", "--address", "127.0.0.1:0", ...args], {
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -96,9 +96,10 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
   {
     command: /^kubectl canaryapp dashboard$/,
     by: "e2e/dashboard-process.ts",
-    contains: ['[PLUGIN, "dashboard", "--address", "127.0.0.1:0", ...args]'],
+    contains: ['[...nodeArgs, PLUGIN, "dashboard", "--address", "127.0.0.1:0", ...args]'],
   },
   { command: /^make dashboard-screenshots$/, by: "here" },
+  { command: /^make bench-dashboard$/, by: "here" },
   {
     command: /^kubectl canaryapp history NAME$/,
     by: "test/integration/kubectl-plugin-rollout.test.ts",
@@ -280,6 +281,29 @@ describe("README commands", () => {
         assert.ok(bytes.length > 20_000, `${png}: ${bytes.length} bytes`);
       }
     }
+  });
+
+  test("make bench-dashboard prints its figures (20 apps, 3 rolling out, short waits)", async () => {
+    const json = join(await mkdtemp(join(tmpdir(), "canaryapp-bench-dashboard-")), "dashboard.json");
+    const short = {
+      BENCH_DASHBOARD_APPS: "20",
+      BENCH_DASHBOARD_ROLLING: "3",
+      BENCH_DASHBOARD_REST_SECONDS: "3",
+      BENCH_DASHBOARD_ROLL_SECONDS: "3",
+      BENCH_JSON: json,
+    };
+    const run = await sh("make bench-dashboard", { ...process.env, ...short });
+    show("make bench-dashboard (20 apps)", run.stdout);
+    assert.equal(run.code, 0, run.stderr);
+    for (const figure of [
+      "| API requests at rest, 3 s | 0 |",
+      "| RSS at rest |",
+      "| page JS heap at rest (overview) |",
+    ])
+      assert.ok(run.stdout.includes(figure), figure);
+    const written = JSON.parse(await readFile(json, "utf8")) as { apps: number; requestsAtStart: string[] };
+    assert.equal(written.apps, 20);
+    assert.equal(written.requestsAtStart.length, 4, "a list and a watch each of CanaryApps and Events");
   });
 
   test("node dist/src/main.js --help prints the flags and exits 0", async () => {
