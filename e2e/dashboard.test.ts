@@ -6,7 +6,8 @@
  * - the page shows each step of a rollout as it happens (10 %, 20 % … 50 %), then the promoted image;
  * - a promote click, confirmed in its dialog, promotes a test that would otherwise wait a minute per step;
  * - an image rolled back by its analysis shows its reason, metric, value and query;
- * - `--read-only` shows no controls and refuses them; a user who may not list CanaryApps reads why on the page.
+ * - `--all-namespaces --read-only` shows no controls and refuses them; a user who may not list CanaryApps reads
+ *   why on the page.
  *
  * Runs under `make test-e2e` (KUBECONFIG set by e2e/cluster/with-cluster).
  */
@@ -157,8 +158,15 @@ describe("kubectl canaryapp dashboard in Chromium", () => {
     const v2 = image("held", "v2");
     const patched = await changeImage(env, "held", v2);
     await page.locator(".steps [aria-current=step]").getByText("10%").waitFor({ timeout: 30_000 });
-    await page.getByRole("button", { name: "Promote" }).click();
+    // By keyboard first: the dialog opens on Cancel, and Escape leaves without a change.
+    await page.getByRole("button", { name: "Promote" }).focus();
+    await page.keyboard.press("Enter");
     const dialog = page.getByRole("dialog");
+    await dialog.getByText(`promote ${env.namespace}/held?`).waitFor();
+    assert.equal(await page.evaluate("document.activeElement.textContent"), "Cancel");
+    await page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "hidden" });
+    await page.getByRole("button", { name: "Promote" }).click();
     await dialog.getByText(`promote ${env.namespace}/held?`).waitFor();
     await dialog.getByRole("button", { name: "Yes, promote" }).click();
     await page.getByRole("status").getByText("canaryapp.canaryapp.io/held promoted").waitFor();
@@ -191,32 +199,35 @@ describe("kubectl canaryapp dashboard in Chromium", () => {
     await page.close();
   });
 
-  test("--read-only: no controls on the page, and the server refuses them", { timeout: 30_000 }, async () => {
-    const readOnly = await startDashboardProcess([
-      "--kubeconfig",
-      testKubeConfigPath(),
-      "-n",
-      env.namespace,
-      "--read-only",
-    ]);
-    try {
-      const page = await browser.newPage();
-      await page.goto(`${readOnly.url}#/${env.namespace}/web`);
-      await page.getByTestId("phase").waitFor();
-      await page.getByText("read-only").first().waitFor();
-      assert.equal(await page.getByRole("heading", { name: "Controls" }).count(), 0);
-      const answer = await fetch(new URL(`api/apps/${env.namespace}/web/promote`, readOnly.url), {
-        method: "POST",
-        headers: { "Content-Type": "application/json" },
-        body: "{}",
-      });
-      assert.equal(answer.status, 403);
-      assert.match(((await answer.json()) as { message: string }).message, /read-only/);
-      await page.close();
-    } finally {
-      await readOnly.stop();
-    }
-  });
+  test(
+    "--all-namespaces --read-only: every namespace, no controls, and the server refuses them",
+    { timeout: 30_000 },
+    async () => {
+      const readOnly = await startDashboardProcess([
+        "--kubeconfig",
+        testKubeConfigPath(),
+        "--all-namespaces",
+        "--read-only",
+      ]);
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${readOnly.url}#/${env.namespace}/web`);
+        await page.getByTestId("phase").waitFor();
+        await page.getByText("all namespaces · read-only").first().waitFor();
+        assert.equal(await page.getByRole("heading", { name: "Controls" }).count(), 0);
+        const answer = await fetch(new URL(`api/apps/${env.namespace}/web/promote`, readOnly.url), {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: "{}",
+        });
+        assert.equal(answer.status, 403);
+        assert.match(((await answer.json()) as { message: string }).message, /read-only/);
+        await page.close();
+      } finally {
+        await readOnly.stop();
+      }
+    },
+  );
 
   test("a user who may not list CanaryApps reads why on the page", { timeout: 30_000 }, async () => {
     // A ServiceAccount bound to nothing: every list is forbidden.
