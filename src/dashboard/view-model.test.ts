@@ -176,6 +176,51 @@ describe("summary and detail", () => {
   });
 });
 
+describe("gates, batches and approvals", () => {
+  test("the gates passed and the one waited at", () => {
+    const waiting = {
+      type: "confirm-promotion" as const,
+      name: "qa",
+      message: "HTTP 403",
+      since: "2026-01-01T00:01:00Z",
+      checkedAt: "2026-01-01T00:02:00Z",
+    };
+    const d = detailOf(app(stepping({ gates: { passed: ["pre-rollout"], waiting } })), [], {
+      weights: [],
+      analyses: [],
+    });
+    assert.deepEqual(d.gates, {
+      passed: ["pre-rollout"],
+      waiting: { type: "confirm-promotion", name: "qa", message: "HTTP 403", since: "2026-01-01T00:01:00Z" },
+    });
+  });
+
+  test("a batch release's batches, the approval it waits for, and its rollback", () => {
+    const batch = {
+      current: 1,
+      count: 2,
+      summary: "1/2 paused",
+      batches: [
+        { batch: 1, replicas: 1, state: "paused" as const },
+        { batch: 2, replicas: 3, state: "pending" as const },
+      ],
+      rollback: { state: "running" as const, reason: "AnalysisFailed" },
+    };
+    const a = app(stepping({ approval: { batch: 1, since: "2026-01-01T00:03:00Z" } }, { batch }));
+    a.spec.strategy = { type: "batches" };
+    const d = detailOf(a, [], { weights: [], analyses: [] });
+    assert.deepEqual(d.batch, {
+      summary: "1/2 paused",
+      batches: batch.batches,
+      rollback: { state: "running", reason: "AnalysisFailed" },
+      approval: { batch: 1, since: "2026-01-01T00:03:00Z" },
+    });
+    assert.deepEqual(d.steps, []);
+    assert.equal(d.progress, "batch 1/2 paused");
+    assert.deepEqual(d.controls, ["approve", "promote", "abort", "pause"]);
+  });
+});
+
 describe("Events", () => {
   test("oldest first, the newest kept, times from whichever the Event has", () => {
     const events = [
