@@ -127,6 +127,28 @@ describe("the dashboard's server", () => {
     assert.equal((events[5]?.data as { phase: string }).phase, "Progressing");
   });
 
+  test("the page, for / and an app's path, and its files: nothing from elsewhere", async () => {
+    for (const path of ["", "app/shop/web"]) {
+      const page = await fetch(new URL(path, url));
+      assert.equal(page.status, 200);
+      assert.match(page.headers.get("content-security-policy") ?? "", /default-src 'self'; script-src 'self'/);
+      const html = await page.text();
+      assert.match(html, /<script type="module" src="\/assets\/app.js"><\/script>/);
+      assert.doesNotMatch(html, /https?:\/\//, "no CDN");
+    }
+    for (const [path, type] of [
+      ["assets/app.js", "text/javascript"],
+      ["assets/app.css", "text/css"],
+      ["assets/licenses.txt", "text/plain"],
+    ] as const) {
+      const file = await fetch(new URL(path, url));
+      assert.equal(file.status, 200, path);
+      assert.ok(file.headers.get("content-type")?.startsWith(type), path);
+    }
+    assert.match(await (await fetch(new URL("assets/licenses.txt", url))).text(), /^preact .*MIT[\s\S]*^uplot /m);
+    assert.equal((await fetch(new URL("assets/../../server.js", url))).status, 404);
+  });
+
   test("a control writes the plugin's annotation", async () => {
     const response = await fetch(new URL("api/apps/shop/web/promote", url), {
       method: "POST",

@@ -25,6 +25,7 @@ const CONTROLS: readonly ControlName[] = ["promote", "abort", "retry", "pause", 
 const ASSETS: Record<string, { file: string; type: string }> = {
   "/assets/app.js": { file: "app.js", type: "text/javascript; charset=utf-8" },
   "/assets/app.css": { file: "app.css", type: "text/css; charset=utf-8" },
+  "/assets/licenses.txt": { file: "licenses.txt", type: "text/plain; charset=utf-8" },
 };
 
 /** How long changes are gathered before they are sent. */

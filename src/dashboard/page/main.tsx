@@ -94,6 +94,9 @@ function App() {
           <AppPage app={state.detail} readOnly={state.hello?.readOnly ?? true} now={now} />
         )}
       </main>
+      <footer class="bottom">
+        <a href="/assets/licenses.txt">Licenses of the libraries in this page</a>
+      </footer>
     </>
   );
 }
