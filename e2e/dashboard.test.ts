@@ -133,6 +133,12 @@ describe("kubectl canaryapp dashboard in Chromium", () => {
       await recordSteps(page);
       const v2 = image("web", "v2");
       const patched = await changeImage(env, "web", v2);
+      // While it steps: each metric of the last analysis against its threshold, and the Events as they come.
+      const errors = page.locator('tr[data-metric="errors"]');
+      await errors.waitFor({ timeout: 30_000 });
+      const metric = await errors.locator("td").allTextContents();
+      assert.deepEqual(metric.slice(0, 3), ["0", "every series ≤ 0", "passed"]);
+      await page.locator(".events").getByText("StepAdvanced").first().waitFor();
       await untilRest(web, "Healthy", patched);
       await page.locator(".facts").getByText(`${v2}`).first().waitFor();
       await page.getByTestId("phase").getByText("Healthy").waitFor();
