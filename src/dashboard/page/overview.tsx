@@ -46,8 +46,15 @@ export function Overview({ apps }: { apps: AppSummary[] }) {
                   <br />
                   <span class="muted">primary {app.primaryImage ?? "-"}</span>
                 </>
+              ) : app.primaryImage !== undefined && app.primaryImage !== app.image ? (
+                <>
+                  <span title="spec.image">{app.image}</span>
+                  {app.phase === "Failed" ? <strong class="bad-text"> failed</strong> : null}
+                  <br />
+                  <span class="muted">primary {app.primaryImage}</span>
+                </>
               ) : (
-                (app.primaryImage ?? app.image)
+                app.image
               )}
             </td>
           </tr>
