@@ -3,7 +3,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { AppPage } from "./app-page.js";
 import { Overview } from "./overview.js";
-import { appOfLocation } from "./route.js";
+import { appOfLocation } from "../links.js";
 import { useStream } from "./stream.js";
 import "./styles.css";
 

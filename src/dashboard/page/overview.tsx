@@ -1,7 +1,7 @@
 /** The overview: every app, its phase, its step bar and its weights, each linking to its page. */
 import type { AppSummary } from "../model.js";
 import { phaseClass } from "./format.js";
-import { appLink } from "./route.js";
+import { appLink } from "../links.js";
 import { StepBar, Weights } from "./steps.js";
 
 export function Overview({ apps }: { apps: AppSummary[] }) {

@@ -1,6 +1,6 @@
 /**
  * Where the page is: the overview, or one app by a deep link, `#/NAMESPACE/NAME` or the path
- * `/app/NAMESPACE/NAME` (the server answers both with the page).
+ * `/app/NAMESPACE/NAME` (the server answers both with the page). Pure, shared with the page (bundled into it).
  */
 
 /** The app's key (`namespace/name`) the location names, or undefined for the overview. */
