@@ -15,6 +15,16 @@ const WHAT: Record<ControlName, string> = {
   approve: "Start the next batch of this batch release.",
 };
 
+/** What each control does to the CanaryApp (src/cli/controls.ts, the README's table). */
+const ANNOTATION: Record<ControlName, string> = {
+  promote: "It sets the annotation canaryapp.io/promote=now",
+  abort: "It sets the annotation canaryapp.io/abort=now",
+  retry: "It sets the annotation canaryapp.io/retry to the app's image",
+  pause: "It sets the annotation canaryapp.io/paused=true",
+  resume: "It removes the annotation canaryapp.io/paused",
+  approve: "It sets the annotation canaryapp.io/approve=now",
+};
+
 async function post(app: AppSummary, control: ControlName): Promise<string> {
   const response = await fetch(
     `/api/apps/${encodeURIComponent(app.namespace)}/${encodeURIComponent(app.name)}/${control}`,
@@ -75,8 +85,7 @@ export function Controls({ app, readOnly }: { app: AppSummary; readOnly: boolean
             {asked ?? ""} {app.namespace}/{app.name}?
           </h3>
           <p id="confirm-text">
-            {asked !== undefined ? WHAT[asked] : ""} This writes the annotation canaryapp.io/
-            {asked === "resume" ? "paused" : asked === "pause" ? "paused" : asked} with your kubeconfig's rights.
+            {asked !== undefined ? `${WHAT[asked]} ${ANNOTATION[asked]}, with your kubeconfig's rights.` : ""}
           </p>
           <div class="buttons">
             <button type="button" class="confirm" disabled={busy} onClick={() => void confirm()}>
