@@ -42,8 +42,10 @@ toolchain: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd
 ##@ Development
 
 .PHONY: build
-build: node_modules/.package-lock.json ## Compile TypeScript to dist/
+build: node_modules/.package-lock.json ## Compile TypeScript to dist/, type-check and bundle the dashboard's page
 	$(BIN)/tsc -p tsconfig.json
+	$(BIN)/tsc -p src/dashboard/page/tsconfig.json
+	node dist/tools/dashboard/bundle.js
 
 .PHONY: lint
 lint: node_modules/.package-lock.json ## ESLint and Prettier check
@@ -53,6 +55,7 @@ lint: node_modules/.package-lock.json ## ESLint and Prettier check
 .PHONY: typecheck
 typecheck: node_modules/.package-lock.json ## Type-check without emitting
 	$(BIN)/tsc -p tsconfig.json --noEmit
+	$(BIN)/tsc -p src/dashboard/page/tsconfig.json
 
 ##@ Packaging
 
@@ -79,6 +82,10 @@ argo-rollouts: ## Build the pinned Argo Rollouts controller and CRDs (the second
 helm: ## Build the pinned helm from its Go module into the cache (`make test-integration` and `make test-e2e` test the chart with it)
 	e2e/toolchain/build-control-plane.sh helm
 	@echo "$(HELM)"
+
+.PHONY: chromium
+chromium: ## Install Debian's chromium package when missing (the dashboard's browser tests and screenshots drive it)
+	e2e/toolchain/install-chromium.sh
 
 ISTIOCTL_VERSION := $(shell sed -n 's/^ISTIOCTL_VERSION=//p' e2e/toolchain/versions.env)
 ISTIOCTL := $(CACHE)/istioctl-v$(ISTIOCTL_VERSION)/istioctl
@@ -119,16 +126,24 @@ test-integration: build helm gateway-api-crds ## Integration tests against a loc
 	npm run --silent test:integration
 
 .PHONY: test-e2e
-test-e2e: build helm istioctl gateway-api-crds ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze
+test-e2e: build helm istioctl gateway-api-crds chromium ## End-to-end tests against a local cluster with kwok nodes (profile cluster), istioctl validate and analyze, the dashboard in Chromium
 	$(ALONE) npm run --silent test:e2e
 
 .PHONY: test-docs
 test-docs: build ## Run every command README.md gives (make demo included), verbatim
 	$(ALONE) npm run --silent test:docs
 
+.PHONY: dashboard-screenshots
+dashboard-screenshots: build chromium ## Screenshots of `kubectl canaryapp dashboard` during a rollout, into docs/ (DASHBOARD_SCREENSHOTS_DIR another folder)
+	$(ALONE) node dist/e2e/cluster/with-cluster.js --profile cluster -- node dist/e2e/dashboard-screenshots.js
+
 .PHONY: bench
 bench: build ## Run the benchmarks, the scale table beside its floor (JSON: bench/results/ or BENCH_JSON; BENCH_APPS=1000,5000 the sizes, BENCH_ONLY=scale|scrape|planner|rollout|capacity one part, BENCH_CHAOS=1, BENCH_SHARDS=1 the sharded replicas)
 	node --expose-gc dist/bench/run.js
+
+.PHONY: bench-dashboard
+bench-dashboard: build chromium ## The dashboard with many apps: RSS, its page's heap, API requests at rest and while apps roll out (BENCH_DASHBOARD_APPS=1000, BENCH_DASHBOARD_ROLLING=50; JSON: bench/results/ or BENCH_JSON)
+	node dist/bench/dashboard.js
 
 .PHONY: chaos
 chaos: build ## Chaos runs (kills with restart delays 0/3/20 s, failover, API-server outage, Prometheus faults; an upgrade 1 → 32 → 64 shares, alone with ARGS=--only=upgrade)

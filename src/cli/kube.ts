@@ -6,7 +6,7 @@ import { createClients, loadKubeConfig, type KubeClients } from "../kube/client.
 import { childNames } from "../api/meta.js";
 import { GATEWAY_API } from "../router/gateway-api.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
-import type { AnnotationPatch } from "./controls.js";
+import { controlAnnotations, type AnnotationPatch, type Control } from "./controls.js";
 import type { Snapshot, VirtualServiceView } from "./view.js";
 
 /** kubectl's connection flags, as every verb takes them. */
@@ -20,6 +20,49 @@ export interface ConnectionFlags {
 export const CLI_FIELD_MANAGER = "kubectl-canaryapp";
 
 const MERGE_PATCH = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+
+/** Sets (string) or removes (null) annotations of a CanaryApp with a JSON merge patch; returns the patched app. */
+export async function annotateApp(
+  clients: KubeClients,
+  namespace: string,
+  name: string,
+  annotations: AnnotationPatch,
+): Promise<CanaryApp> {
+  return (await clients.customObjects.patchNamespacedCustomObject(
+    {
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      namespace,
+      name,
+      body: { metadata: { annotations } },
+      fieldManager: CLI_FIELD_MANAGER,
+    },
+    MERGE_PATCH,
+  )) as CanaryApp;
+}
+
+/**
+ * A control, as `kubectl canaryapp promote|abort|retry|pause|resume|approve NAME` and the dashboard's buttons
+ * run it: the app is read (retry's image defaults to its spec.image), then the control's annotation written, with
+ * the rights of whoever the clients authenticate as.
+ */
+export async function runControl(
+  clients: KubeClients,
+  namespace: string,
+  name: string,
+  control: Control,
+  retryImage?: string,
+): Promise<CanaryApp> {
+  const app = (await clients.customObjects.getNamespacedCustomObject({
+    group: GROUP,
+    version: VERSION,
+    plural: PLURAL,
+    namespace,
+    name,
+  })) as CanaryApp;
+  return annotateApp(clients, namespace, name, controlAnnotations(control, app, retryImage));
+}
 
 /** A connection to one namespace of one cluster, resolved as kubectl resolves it. */
 export class Cluster {
@@ -47,11 +90,13 @@ export class Cluster {
   }
 
   /** Sets (string) or removes (null) annotations with a JSON merge patch; returns the patched app. */
-  async annotate(name: string, annotations: AnnotationPatch): Promise<CanaryApp> {
-    return (await this.clients.customObjects.patchNamespacedCustomObject(
-      { ...this.ref(name), body: { metadata: { annotations } }, fieldManager: CLI_FIELD_MANAGER },
-      MERGE_PATCH,
-    )) as CanaryApp;
+  annotate(name: string, annotations: AnnotationPatch): Promise<CanaryApp> {
+    return annotateApp(this.clients, this.namespace, name, annotations);
+  }
+
+  /** Runs one of the controls (promote, abort, …) on the app; returns the patched app. */
+  control(name: string, control: Control, retryImage?: string): Promise<CanaryApp> {
+    return runControl(this.clients, this.namespace, name, control, retryImage);
   }
 
   /** Changes spec.image, which starts a test of the new image. */

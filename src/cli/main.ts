@@ -4,8 +4,16 @@
  * `kubectl-canaryapp` on PATH (bin/kubectl-canaryapp, or npm's link of this file) and passes it every
  * argument after `canaryapp`.
  */
-import { run } from "./program.js";
+import { nodeVersionProblem } from "./node-version.js";
 
+// Before the program is imported: what it imports needs a recent Node, and an old one would fail there.
+const problem = nodeVersionProblem(process.versions.node);
+if (problem !== undefined) {
+  process.stderr.write(`error: ${problem}\n`);
+  process.exit(1);
+}
+
+const { run } = await import("./program.js");
 const code = await run(process.argv.slice(2), {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),

@@ -5,7 +5,7 @@ import { Command, CommanderError, Option } from "commander";
 import { dumpYaml } from "@kubernetes/client-node";
 import { KubeApiError, toError } from "../kube/errors.js";
 import type { CanaryApp } from "../api/types.js";
-import { controlAnnotations, controlVerb, type Control } from "./controls.js";
+import { controlVerb, type Control } from "./controls.js";
 import { applyWatched, Cluster, type ConnectionFlags } from "./kube.js";
 import { historyRows, renderHistory } from "./history.js";
 import { renderSnapshot, type Snapshot } from "./view.js";
@@ -172,8 +172,7 @@ export function buildProgram(io: Io): Command {
         const image = verb === "retry" && typeof rest[0] === "string" ? rest[0] : undefined;
         const opts = cmd.opts<{ output?: Output }>();
         const cluster = new Cluster(connectionFlags(cmd));
-        const app = await cluster.getApp(name);
-        const patched = await cluster.annotate(name, controlAnnotations(verb, app, image));
+        const patched = await cluster.control(name, verb, image);
         if (!printObject(io, patched, opts.output, name)) io.out(`${resource(name)} ${controlVerb(verb)}`);
       });
   };
@@ -232,6 +231,25 @@ export function buildProgram(io: Io): Command {
         throw new Exit(EXIT.otherState, `error: ${resource(name)} will not become ${opts.for}: ${verdict.message}`);
       }
       io.out(`${resource(name)} condition met: ${verdict.message}`);
+    });
+
+  program
+    .command("dashboard")
+    .description("serve a live web page of the CanaryApps, from watches with your kubeconfig's rights (Ctrl-C ends it)")
+    .option("--address <host:port>", "where to listen (loopback unless you name another address)", "127.0.0.1:3100")
+    .option("-A, --all-namespaces", "show the CanaryApps of every namespace")
+    .option("--read-only", "hide the controls, and refuse them")
+    .action(async (opts: { address: string; allNamespaces?: boolean; readOnly?: boolean }, command: Command) => {
+      // Loaded only here: the other verbs need nothing of the server.
+      const { startDashboard } = await import("../dashboard/command.js");
+      const dashboard = await startDashboard({
+        ...connectionFlags(command),
+        address: opts.address,
+        allNamespaces: opts.allNamespaces ?? false,
+        readOnly: opts.readOnly ?? false,
+      });
+      io.out(`Dashboard of ${dashboard.scope}${opts.readOnly ? " (read-only)" : ""}: ${dashboard.url}`);
+      return new Promise<never>(() => undefined);
     });
 
   return program;

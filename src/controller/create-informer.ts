@@ -37,6 +37,8 @@ export interface InformerOptions<T> {
    */
   list: (args: { namespace?: string; labelSelector?: string; each: (item: T) => void }) => Promise<ListedMeta>;
   labelSelector?: string;
+  /** See ListWatchOptions.fieldSelector: `list` applies it too. */
+  fieldSelector?: string;
   watcher: Watcher;
   log: Logger;
   clock?: Clock;
@@ -61,6 +63,7 @@ export function createInformer<T extends ObjectWithMeta>(options: InformerOption
       list: (narrower, each) =>
         options.list({ namespace, labelSelector: joinSelectors(options.labelSelector, narrower), each }),
       labelSelector: options.labelSelector,
+      ...(options.fieldSelector !== undefined ? { fieldSelector: options.fieldSelector } : {}),
       watcher: options.watcher,
       log: options.log,
       clock: options.clock,

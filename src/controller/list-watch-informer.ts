@@ -42,6 +42,8 @@ export interface ListWatchOptions<T> {
    */
   list: (narrower: string | undefined, each: (item: T) => void) => Promise<ListedMeta>;
   labelSelector?: string;
+  /** A field selector of the watch (the `list` applies the same one), e.g. `involvedObject.kind=CanaryApp`. */
+  fieldSelector?: string;
   watcher: Watcher;
   log: Logger;
   clock?: Clock;
@@ -419,6 +421,7 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
         timeoutSeconds: String(this.watchTimeoutSeconds()),
       };
       if (this.options.labelSelector !== undefined) params.labelSelector = this.options.labelSelector;
+      if (this.options.fieldSelector !== undefined) params.fieldSelector = this.options.fieldSelector;
       this.options.watcher.watch(this.options.path, params, onEvent, onDone).then(
         (h) => {
           handle = h;

@@ -94,6 +94,13 @@ const COVERAGE: { command: RegExp; by: string; contains?: string[] }[] = [
     contains: ['plugin("approve", "controls")'],
   },
   {
+    command: /^kubectl canaryapp dashboard$/,
+    by: "e2e/dashboard-process.ts",
+    contains: ['[...nodeArgs, PLUGIN, "dashboard", "--address", "127.0.0.1:0", ...args]'],
+  },
+  { command: /^make dashboard-screenshots$/, by: "here" },
+  { command: /^make bench-dashboard$/, by: "here" },
+  {
     command: /^kubectl canaryapp history NAME$/,
     by: "test/integration/kubectl-plugin-rollout.test.ts",
     contains: ['plugin("history", name)'],
@@ -259,6 +266,44 @@ describe("README commands", () => {
     for (const target of ["demo", "test", "test-docs", "cluster-up", "bench", "build", "lint"]) {
       assert.ok(targets.includes(target), `${target} missing from make help: ${targets.join(" ")}`);
     }
+  });
+
+  test("make dashboard-screenshots takes both pictures the README shows (DASHBOARD_SCREENSHOTS_DIR: elsewhere)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "canaryapp-screenshots-"));
+    const run = await sh("make dashboard-screenshots", { ...process.env, DASHBOARD_SCREENSHOTS_DIR: dir });
+    show("make dashboard-screenshots", run.stdout);
+    assert.equal(run.code, 0, run.stderr);
+    for (const file of ["dashboard-overview.png", "dashboard-app.png"]) {
+      assert.ok(README.includes(`](docs/${file})`), `the README shows docs/${file}`);
+      for (const png of [join(dir, file), join(root, "docs", file)]) {
+        const bytes = await readFile(png);
+        assert.equal(bytes.subarray(1, 4).toString("latin1"), "PNG", png);
+        assert.ok(bytes.length > 20_000, `${png}: ${bytes.length} bytes`);
+      }
+    }
+  });
+
+  test("make bench-dashboard prints its figures (20 apps, 3 rolling out, short waits)", async () => {
+    const json = join(await mkdtemp(join(tmpdir(), "canaryapp-bench-dashboard-")), "dashboard.json");
+    const short = {
+      BENCH_DASHBOARD_APPS: "20",
+      BENCH_DASHBOARD_ROLLING: "3",
+      BENCH_DASHBOARD_REST_SECONDS: "3",
+      BENCH_DASHBOARD_ROLL_SECONDS: "3",
+      BENCH_JSON: json,
+    };
+    const run = await sh("make bench-dashboard", { ...process.env, ...short });
+    show("make bench-dashboard (20 apps)", run.stdout);
+    assert.equal(run.code, 0, run.stderr);
+    for (const figure of [
+      "| API requests at rest, 3 s | 0 |",
+      "| RSS at rest |",
+      "| page JS heap at rest (overview) |",
+    ])
+      assert.ok(run.stdout.includes(figure), figure);
+    const written = JSON.parse(await readFile(json, "utf8")) as { apps: number; requestsAtStart: string[] };
+    assert.equal(written.apps, 20);
+    assert.equal(written.requestsAtStart.length, 4, "a list and a watch each of CanaryApps and Events");
   });
 
   test("node dist/src/main.js --help prints the flags and exits 0", async () => {
