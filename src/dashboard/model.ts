@@ -1,8 +1,9 @@
 /**
  * What the dashboard's page shows, as the server sends it by server-sent events: plain JSON, computed from the
- * CanaryApps and their Events by view-model.ts. The page (src/dashboard/page/) imports only these types, so
- * that nothing of the server is bundled into it.
+ * CanaryApps and their Events by view-model.ts. The page (src/dashboard/page/) imports only these types (and
+ * the API types they name), so that nothing of the server is bundled into it.
  */
+import type { FailedImage } from "../api/types.js";
 
 /** The plugin's controls (src/cli/controls.ts), each one annotation on the CanaryApp. */
 export type ControlName = "promote" | "abort" | "retry" | "pause" | "resume" | "approve";
@@ -81,16 +82,11 @@ export interface BatchView {
   approval?: { batch: number; since: string };
 }
 
-export interface FailedImageView {
-  image: string;
-  failedAt: string;
-  reason: string;
-  message: string;
-  metric?: string;
-  value?: number;
-  /** The query that judged it (as run, else the spec's). */
-  query?: string;
-}
+/** A failed image as the page shows it: its `query` is the one that judged it as run, else the spec's. */
+export type FailedImageView = Pick<
+  FailedImage,
+  "image" | "failedAt" | "reason" | "message" | "metric" | "value" | "query"
+>;
 
 export interface EventView {
   type: string;
