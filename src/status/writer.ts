@@ -8,7 +8,7 @@
  * (StaleStatusError) and plans again instead of overwriting newer state.
  */
 import type { Logger } from "pino";
-import type { CanaryApp, CanaryAppStatus, CanaryState } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
 import { objectKey } from "../object-keys.js";
 import { isConflict } from "../kube/errors.js";
 import { CHILDREN_APPLIED } from "../rollout/conditions.js";
@@ -69,41 +69,8 @@ export interface Acted {
   createdPrimary: WorkloadObservation | null;
 }
 
-/**
- * The first sighting of a step's route (`canary.stepRoutedAt`, ADR 0008) that this process holds instead of
- * writing it at once, for the step of the test it was seen in (`stepOf`).
- */
-interface HeldClock {
-  step: string;
-  stepRoutedAt: string;
-}
-
 export class StatusWriter {
-  /** Per app, the step clock this process holds until the app's next status write (ADR 0008, "Since"). */
-  readonly #held = new Map<string, HeldClock>();
-
   constructor(private readonly deps: StatusWriterDeps) {}
-
-  /**
-   * Puts the step clock this process holds on the copy of the app a reconcile plans from: the status as this
-   * process knows it. A cached status that has a clock of its own, or is at another step, ends the hold.
-   */
-  withHeld(app: CanaryApp): void {
-    const key = objectKey(app) ?? "";
-    const held = this.#held.get(key);
-    if (held === undefined) return;
-    const canary = app.status?.canary;
-    if (canary === undefined || canary.stepRoutedAt !== undefined || stepOf(canary) !== held.step) {
-      this.#held.delete(key);
-      return;
-    }
-    canary.stepRoutedAt = held.stepRoutedAt;
-  }
-
-  /** The app is gone. */
-  forget(appKey: string): void {
-    this.#held.delete(appKey);
-  }
 
   /**
    * Persists the planned status with its Events (status.lastEvents), then tells them: the decision is on
@@ -191,55 +158,18 @@ export class StatusWriter {
     });
   }
 
-  /**
-   * Writes `status` if it differs from the app's, and keeps `app` current (status, resourceVersion). A status
-   * whose only news is the first sighting of the step's route is not written: the clock is held (`withHeld`)
-   * and rides on the app's next write. Losing it (a restart, another replica taking the app) only times the
-   * step again from the next sighting: longer, never shorter (ADR 0008).
-   */
+  /** Writes `status` if it differs from the app's, and keeps `app` current (status, resourceVersion). */
   private async persist(app: CanaryApp, status: CanaryAppStatus): Promise<void> {
     if (statusEqual(app.status, status)) return;
-    const key = objectKey(app) ?? "";
-    const stored = this.#held.has(key) ? withoutClock(app.status ?? {}) : (app.status ?? {});
-    if (statusEqual(stored, status)) {
-      // The plan let go of the clock held (the route was seen carrying something else): the stored status is right.
-      this.#held.delete(key);
-      app.status = status;
-      return;
-    }
-    const clock = status.canary?.stepRoutedAt;
-    if (
-      clock !== undefined &&
-      stored.canary !== undefined &&
-      stored.canary.stepRoutedAt === undefined &&
-      statusEqual(stored, withoutClock(status))
-    ) {
-      this.#held.set(key, { step: stepOf(stored.canary), stepRoutedAt: clock });
-      app.status = status;
-      return;
-    }
     try {
       const resourceVersion = await this.deps.store.replaceStatus(app, status);
-      this.#held.delete(key);
       app.status = status;
       if (resourceVersion !== undefined) app.metadata.resourceVersion = resourceVersion;
     } catch (error) {
-      if (isConflict(error)) throw new StaleStatusError(key, { cause: error });
+      if (isConflict(error)) throw new StaleStatusError(objectKey(app) ?? "", { cause: error });
       throw error;
     }
   }
-}
-
-/** The step of a test a held clock belongs to. */
-function stepOf(canary: CanaryState): string {
-  return JSON.stringify([canary.image, canary.startedAt, canary.stage, canary.step]);
-}
-
-/** `status` without the step clock. */
-function withoutClock(status: CanaryAppStatus): CanaryAppStatus {
-  if (status.canary?.stepRoutedAt === undefined) return status;
-  const { stepRoutedAt: _clock, ...canary } = status.canary;
-  return { ...status, canary };
 }
 
 /** A rejection of a child that the status did not name yet: one notice per new rejection. */
