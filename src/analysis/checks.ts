@@ -1,5 +1,5 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { BuiltinMetric, CanaryApp, WebhookSpec, WebhookType } from "../api/types.js";
+import type { BuiltinMetric, CanaryApp, MetricProviderSpec, WebhookSpec, WebhookType } from "../api/types.js";
 import type { CompareSettings } from "./comparison.js";
 import { COMPARE_QUERY } from "./comparison.js";
 import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTemplateVariables } from "./templates.js";
@@ -12,8 +12,9 @@ import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTempl
  * - "threshold": the query returns numbers (one, or one a series) that must each lie within min/max.
  * - "compare": the query returns the figures of both tracks (comparison.ts), judged secondary against primary.
  * - "webhook": `query` is the URL of a webhook (`webhook` says how to call it); it passes when it answers 2xx.
+ * - "judge": one track's samples over the step (`range`, `track`), judged against the other track's (ADR 0030).
  */
-export type CheckMode = "traffic" | "seed" | "threshold" | "compare" | "webhook";
+export type CheckMode = "traffic" | "seed" | "threshold" | "compare" | "webhook" | "judge";
 
 /** How a webhook check is called. */
 export interface WebhookCall {
@@ -44,6 +45,22 @@ export interface AnalysisCheck {
   compare?: CompareSettings;
   /** For "webhook": how it is called. */
   webhook?: WebhookCall;
+  /** Where the query runs; the app's Prometheus when absent. */
+  provider?: MetricProviderSpec;
+  /**
+   * For "judge": the samples to return, from `start` to `end` (RFC 3339), one every `stepSeconds`; the
+   * provider answers `{ kind: "samples" }`.
+   */
+  range?: SampleRange;
+  /** For "judge": which track this query measures. */
+  track?: "primary" | "secondary";
+}
+
+/** The span and spacing of a judged metric's samples. */
+export interface SampleRange {
+  start: string;
+  end: string;
+  stepSeconds: number;
 }
 
 /** The name under which the evidence of traffic appears in status and events. */

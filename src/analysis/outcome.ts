@@ -6,5 +6,7 @@ export type QueryOutcome =
    * when known, names each series (`{pod="a"}`), in the order of `values`.
    */
   | { kind: "values"; values: number[]; labels?: string[] }
+  /** A judged metric's samples over the step (the check's `range`), in time order. */
+  | { kind: "samples"; values: number[] }
   | { kind: "empty" }
   | { kind: "error"; message: string };

@@ -59,6 +59,8 @@ export function checkRule(check: AnalysisCheck): string {
       return `every series ${thresholdRule(check)}`;
     case "webhook":
       return "answers 2xx";
+    case "judge":
+      return "the secondary's samples not shifted from the primary's (Mann-Whitney U, ADR 0030)";
     case "compare": {
       const c = check.compare;
       return c === undefined
@@ -233,6 +235,9 @@ export function scoreCheck(check: AnalysisCheck, outcome: QueryOutcome): MetricR
       return scoreThreshold(check, outcome);
     case "webhook":
       return scoreWebhook(check, outcome);
+    case "judge":
+      // A judged metric is its two tracks' samples together: never a verdict from one of them.
+      return result(check, { passed: false, reason: "NoData", message: "judged with the other track's samples" });
     case "compare":
       return result(
         check,

@@ -244,6 +244,10 @@ export interface AnalysisSpec {
   manualPromotion?: boolean;
   /** Checks with thresholds; built-in Istio metrics when `query` is absent. */
   metrics?: MetricCheck[];
+  /** Templates whose metrics join `metrics` (CanaryAnalysisTemplate, ClusterCanaryAnalysisTemplate). */
+  templates?: AnalysisTemplateRef[];
+  /** The pass and marginal scores of the judged metrics (ADR 0030). */
+  score?: ScoreSpec;
   /**
    * No step passes unless the secondary is shown to have served at least `minRequests` requests during
    * it (the traffic check). `false` is the named opt-out: steps are then judged on the other checks alone,
@@ -367,6 +371,90 @@ export interface MetricCheck {
   min?: number;
   /** The value must be <= max. Built-in request-duration is the p99 in milliseconds. */
   max?: number;
+  /** Where the query runs: the app's own Prometheus when absent. */
+  provider?: MetricProviderSpec;
+  /**
+   * Judge the secondary against the primary on the step's samples (Mann-Whitney U, ADR 0030) instead of
+   * min/max. The query is run once for each track, over the step, one sample a metric `interval`; it names the
+   * track with `{{track}}`, `{{workload}}` or `{{revision}}`.
+   */
+  judge?: JudgeSpec;
+  /** For a judged metric: the spacing of its samples (duration, default 10s). */
+  interval?: string;
+  /** Its share of the score across judged metrics (default 1). */
+  weight?: number;
+  /** A failure of this metric fails the analysis alone, whatever the score (default false). */
+  critical?: boolean;
+  /**
+   * No data fails the metric (true, the default) or leaves it out of the score (false; it is still never a
+   * pass on its own).
+   */
+  mustHaveData?: boolean;
+  /** Set on a metric that came from a template: `<Kind>/<name>` (read-only, filled by the controller). */
+  template?: string;
+}
+
+/** The kinds of metric source a query can run against. */
+export type MetricProviderType = "prometheus" | "datadog" | "newrelic" | "cloudwatch" | "graphite" | "influxdb";
+
+/** Where a metric's query runs and how the controller authenticates to it (docs/providers.md). */
+export interface MetricProviderSpec {
+  type: MetricProviderType;
+  /**
+   * The base URL of the provider's API, allowed by the controller's URL policy. `prometheus`: any server with
+   * Prometheus' HTTP API (Prometheus, Thanos, Mimir, VictoriaMetrics); the app's Prometheus when absent.
+   */
+  address?: string;
+  /**
+   * A Secret in the app's namespace with the credentials (keys per provider, docs/providers.md). They are sent
+   * only to `address` (bound to their destination, as the app's Prometheus credentials are).
+   */
+  secretRef?: { name: string };
+  /** CloudWatch: the AWS region. */
+  region?: string;
+  /** New Relic: the account the NRQL query runs in. */
+  accountId?: string;
+  /** InfluxDB: the database (InfluxQL; InfluxDB 2 through its v1-compatible API). */
+  database?: string;
+}
+
+/** How a judged metric compares the secondary with the primary (ADR 0030). */
+export interface JudgeSpec {
+  /** The change that fails it: `increase` (default: latency, errors), `decrease` (throughput), `either`. */
+  direction?: "increase" | "decrease" | "either";
+  /**
+   * The smallest relative shift that counts, as a fraction of the primary's median (default 0.1): a shift
+   * within it passes even when significant.
+   */
+  effectTolerance?: number;
+  /** The fewest samples on each track for a verdict; fewer leave the metric unjudged (default 10). */
+  minSamples?: number;
+  /** The confidence across the whole test (default 0.95); each step's look is corrected (ADR 0030). */
+  confidence?: number;
+}
+
+/** A template of checks used by an app, with the values of its args. */
+export interface AnalysisTemplateRef {
+  name: string;
+  /** `CanaryAnalysisTemplate` in the app's namespace (default) or a `ClusterCanaryAnalysisTemplate`. */
+  kind?: "CanaryAnalysisTemplate" | "ClusterCanaryAnalysisTemplate";
+  /** Values for the template's args, used in its queries as `{{args.NAME}}`. */
+  args?: { name: string; value: string }[];
+}
+
+/** The spec of a CanaryAnalysisTemplate or ClusterCanaryAnalysisTemplate: named checks to reuse. */
+export interface CanaryAnalysisTemplateSpec {
+  /** The args its queries use as `{{args.NAME}}`; one without `value` must be given by every app. */
+  args?: { name: string; value?: string }[];
+  metrics: MetricCheck[];
+}
+
+/** The score across judged metrics (ADR 0030): at or above `pass` passes, below `marginal` fails. */
+export interface ScoreSpec {
+  /** Default 95. */
+  pass?: number;
+  /** Default 75. Between the two, a step goes on, but the last step must reach `pass`. */
+  marginal?: number;
 }
 
 export interface ServicePort {
@@ -683,7 +771,7 @@ export interface MetricResult {
   reason: string;
   message?: string;
   /** What kind of check gave it: "traffic" (the evidence), "seed", "threshold", "compare" or "webhook". */
-  kind?: "traffic" | "seed" | "threshold" | "compare" | "webhook";
+  kind?: "traffic" | "seed" | "threshold" | "compare" | "webhook" | "judge" | "score";
   /** The figures a comparison stands on: requests, errors, ratios, z, p99s. */
   figures?: Record<string, number>;
   /** The query as it was run (rendered). */
