@@ -38,7 +38,7 @@ export interface EnvironmentOptions {
   /** Told as each part comes up, with how long it took. */
   progress?: (part: string, detail: string, ms: number) => void;
   /** More of the simulator's traffic: through Gateways, with headers and cookies (e2e/sim/simulator.ts). */
-  traffic?: Pick<SimulatorOptions, "gatewayRps" | "gatewayNamespaces" | "requestHeaders">;
+  traffic?: Pick<SimulatorOptions, "gatewayRps" | "gatewayNamespaces" | "requestHeaders" | "behaviours">;
   /** More controller flags, e.g. the gateways and hosts the operator allows. */
   controllerFlags?: string[];
 }

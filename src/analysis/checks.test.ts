@@ -187,3 +187,80 @@ describe("blindToSecondary: does a query select a Service the secondary's reques
   for (const [query, blind] of cases)
     test(`${blind ? "blind" : "sees it"}: ${query}`, () => assert.equal(blindToSecondary(query), blind));
 });
+
+describe("judged metrics (ADR 0030)", () => {
+  const P50 = `histogram_quantile(0.5, sum by (le) (rate(d_bucket{revision="{{revision}}",w="{{workload}}"}[10s])))`;
+  const judged = { name: "latency-p50", query: P50, judge: { minSamples: 8 }, interval: "2s", weight: 2 };
+
+  test("one metric is two checks, the primary's then the secondary's, with its settings and the defaults", () => {
+    const checks = analysisChecks(spec({ analysis: { metrics: [judged] } }));
+    assert.deepEqual(
+      checks.map((c) => [c.name, c.mode, c.track]),
+      [
+        [TRAFFIC_CHECK_NAME, "traffic", undefined],
+        ["latency-p50", "judge", "primary"],
+        ["latency-p50", "judge", "secondary"],
+      ],
+    );
+    assert.deepEqual(checks[1]?.judge, {
+      direction: "increase",
+      effectTolerance: 0.1,
+      minSamples: 8,
+      confidence: 0.95,
+      weight: 2,
+      critical: false,
+      mustHaveData: true,
+      intervalSeconds: 2,
+      score: { pass: 95, marginal: 75 },
+    });
+  });
+
+  test("rendered for each track over the step, one sample an interval, as the look of its step", () => {
+    const app = makeApp({
+      spec: { analysis: { stepWeights: [10, 30, 50], metrics: [judged] } },
+      status: testing({ step: 1, stepStartedAt: iso(30), stepBeganAt: iso(30) }),
+    });
+    const [, primary, secondary] = renderChecks(app, withDefaults(app.spec), at(50));
+    assert.equal(
+      primary?.query,
+      `histogram_quantile(0.5, sum by (le) (rate(d_bucket{revision="primary",w="web-primary"}[10s])))`,
+    );
+    assert.equal(
+      secondary?.query,
+      `histogram_quantile(0.5, sum by (le) (rate(d_bucket{revision="secondary",w="web-secondary"}[10s])))`,
+    );
+    assert.deepEqual(secondary?.range, { start: iso(30), end: iso(50), stepSeconds: 2 });
+    assert.deepEqual(secondary?.judge?.look, { index: 2, planned: 3 });
+    assert.equal(secondary?.window, "20s");
+  });
+
+  test("a query that names no track, or a judge with min/max, is a problem", () => {
+    const problems = checkProblems(
+      spec({
+        analysis: {
+          metrics: [
+            { name: "same", query: "up", judge: {} },
+            { name: "both", query: 'x{r="{{revision}}"}', judge: {}, max: 3 },
+            { name: "spacing", query: 'x{r="{{revision}}"}', judge: {}, interval: "often" },
+          ],
+        },
+      }),
+    );
+    assert.deepEqual(problems, [
+      "the query of judged metric same names no track ({{track}}, {{workload}} or {{revision}}): it would measure the same thing twice",
+      "metric both has both a judge and min/max: it is judged one way",
+      'metric spacing has an invalid interval "often": use forms like 10s, 1m',
+    ]);
+  });
+
+  test("a threshold metric keeps its provider and measures the secondary through {{workload}}", () => {
+    const provider = { type: "prometheus" as const, address: "http://thanos.monitoring:9090" };
+    const app = makeApp({
+      spec: { analysis: { metrics: [{ name: "x", query: 'x{w="{{workload}}"}', max: 1, provider }] } },
+      status: testing({}),
+    });
+    const checks = renderChecks(app, withDefaults(app.spec), at(30));
+    assert.equal(checks[1]?.query, 'x{w="web-secondary"}');
+    assert.deepEqual(checks[1]?.provider, provider);
+  });
+});

@@ -1,8 +1,25 @@
 import type { ResolvedSpec } from "../api/defaults.js";
-import type { BuiltinMetric, CanaryApp, MetricProviderSpec, WebhookSpec, WebhookType } from "../api/types.js";
+import { parseDurationSeconds } from "../api/defaults.js";
+import type {
+  BuiltinMetric,
+  CanaryApp,
+  MetricCheck,
+  MetricProviderSpec,
+  WebhookSpec,
+  WebhookType,
+} from "../api/types.js";
 import type { CompareSettings } from "./comparison.js";
 import { COMPARE_QUERY } from "./comparison.js";
-import { BUILTIN_QUERIES, TRAFFIC_QUERY, renderQuery, templateVars, unknownTemplateVariables } from "./templates.js";
+import {
+  BUILTIN_QUERIES,
+  TRACK_VARIABLES,
+  TRAFFIC_QUERY,
+  forTrack,
+  renderQuery,
+  templateVars,
+  unknownTemplateVariables,
+  type TemplateVars,
+} from "./templates.js";
 
 /**
  * How a check's query is judged:
@@ -54,7 +71,35 @@ export interface AnalysisCheck {
   range?: SampleRange;
   /** For "judge": which track this query measures. */
   track?: "primary" | "secondary";
+  /** For "judge": how the two tracks' samples are judged, and the metric's place in the score. */
+  judge?: JudgeSettings;
 }
+
+/** A judged metric's settings, defaults filled (ADR 0030). */
+export interface JudgeSettings {
+  direction: "increase" | "decrease" | "either";
+  effectTolerance: number;
+  minSamples: number;
+  confidence: number;
+  weight: number;
+  critical: boolean;
+  mustHaveData: boolean;
+  /** The spacing of the samples, in seconds. */
+  intervalSeconds: number;
+  /** The score the analysis' judged metrics must reach. */
+  score: { pass: number; marginal: number };
+  /** Which look at the test this analysis is: its step (1-based) of the planned steps; set when rendered. */
+  look?: { index: number; planned: number };
+}
+
+/** The defaults of a judged metric (ADR 0030). */
+export const JUDGE_DEFAULTS = {
+  direction: "increase",
+  effectTolerance: 0.1,
+  minSamples: 10,
+  confidence: 0.95,
+  interval: "10s",
+} as const;
 
 /** The span and spacing of a judged metric's samples. */
 export interface SampleRange {
@@ -121,7 +166,12 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
     // The schema requires a query for custom metrics; a metric that slipped through is reported by
     // checkProblems and never run.
     if (query === undefined) continue;
+    if (metric.judge !== undefined) {
+      checks.push(...judgedChecks(spec, metric, query));
+      continue;
+    }
     checks.push({
+      ...(metric.provider !== undefined ? { provider: metric.provider } : {}),
       name: metric.name,
       mode: "threshold",
       query,
@@ -144,6 +194,33 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
     });
   }
   return checks;
+}
+
+/**
+ * A judged metric as two checks, the primary's query then the secondary's (the same template, `{{track}}`,
+ * `{{workload}}` and `{{revision}}` naming the track), judged together (judged.ts).
+ */
+function judgedChecks(spec: ResolvedSpec, metric: MetricCheck, query: string): AnalysisCheck[] {
+  const judge = metric.judge ?? {};
+  const settings: JudgeSettings = {
+    direction: judge.direction ?? JUDGE_DEFAULTS.direction,
+    effectTolerance: judge.effectTolerance ?? JUDGE_DEFAULTS.effectTolerance,
+    minSamples: judge.minSamples ?? JUDGE_DEFAULTS.minSamples,
+    confidence: judge.confidence ?? JUDGE_DEFAULTS.confidence,
+    weight: metric.weight ?? 1,
+    critical: metric.critical ?? false,
+    mustHaveData: metric.mustHaveData ?? true,
+    intervalSeconds: parseDurationSeconds(metric.interval ?? JUDGE_DEFAULTS.interval),
+    score: spec.analysis.score,
+  };
+  return (["primary", "secondary"] as const).map((track) => ({
+    name: metric.name,
+    mode: "judge",
+    query,
+    track,
+    judge: settings,
+    ...(metric.provider !== undefined ? { provider: metric.provider } : {}),
+  }));
 }
 
 /**
@@ -199,8 +276,20 @@ export function checkProblems(spec: ResolvedSpec): string[] {
     if (metric.query === undefined && !isBuiltin(metric.name)) {
       problems.push(`metric ${metric.name} needs a query (it is not a built-in metric)`);
     }
-    if (metric.min === undefined && metric.max === undefined) {
-      problems.push(`metric ${metric.name} needs min, max or both`);
+    if (metric.judge === undefined && metric.min === undefined && metric.max === undefined) {
+      problems.push(`metric ${metric.name} needs min, max or both, or a judge`);
+    }
+    if (metric.judge !== undefined && (metric.min !== undefined || metric.max !== undefined)) {
+      problems.push(`metric ${metric.name} has both a judge and min/max: it is judged one way`);
+    }
+    const named = metric.query ?? "";
+    if (metric.judge !== undefined && !TRACK_VARIABLES.some((v) => new RegExp(`\\{\\{\\s*${v}\\s*\\}\\}`).test(named))) {
+      problems.push(
+        `the query of judged metric ${metric.name} names no track ({{track}}, {{workload}} or {{revision}}): it would measure the same thing twice`,
+      );
+    }
+    if (metric.interval !== undefined && !isDuration(metric.interval)) {
+      problems.push(`metric ${metric.name} has an invalid interval "${metric.interval}": use forms like 10s, 1m`);
     }
   }
   for (const check of [...analysisChecks(spec), ...spec.analysis.webhooks.map(webhookCheck)]) {
@@ -225,6 +314,7 @@ export function renderChecks(
 ): AnalysisCheck[] {
   const vars = templateVars(app, spec, now, revisions);
   return analysisChecks(spec).map((check) => {
+    if (check.mode === "judge") return renderJudged(check, vars, app, spec, now);
     const window = /\{\{\s*stepWindow\s*\}\}/.test(check.query)
       ? vars.stepWindow
       : /\{\{\s*interval\s*\}\}/.test(check.query)
@@ -232,4 +322,44 @@ export function renderChecks(
         : undefined;
     return { ...check, query: renderQuery(check.query, vars), ...(window !== undefined ? { window } : {}) };
   });
+}
+
+/**
+ * A judged check rendered for its track: the samples span the step (from `{{stepStart}}` to now), one every
+ * metric interval; the look is the step's place among the test's planned steps (ADR 0030).
+ */
+function renderJudged(
+  check: AnalysisCheck,
+  vars: TemplateVars,
+  app: CanaryApp,
+  spec: ResolvedSpec,
+  now: Date | undefined,
+): AnalysisCheck {
+  const track = check.track ?? "secondary";
+  const settings = check.judge;
+  const startMs = Number(vars.stepStart) * 1000;
+  const endMs = now?.getTime() ?? startMs + spec.analysis.intervalSeconds * 1000;
+  const planned = Math.max(1, spec.analysis.weights.length);
+  const step = app.status?.canary?.step ?? 0;
+  return {
+    ...check,
+    query: renderQuery(check.query, forTrack(vars, track)),
+    window: vars.stepWindow,
+    range: {
+      start: new Date(startMs).toISOString(),
+      end: new Date(Math.max(endMs, startMs)).toISOString(),
+      stepSeconds: settings?.intervalSeconds ?? parseDurationSeconds(JUDGE_DEFAULTS.interval),
+    },
+    ...(settings !== undefined
+      ? { judge: { ...settings, look: { index: Math.min(planned, Math.max(1, step + 1)), planned } } }
+      : {}),
+  };
+}
+
+function isDuration(text: string): boolean {
+  try {
+    return parseDurationSeconds(text) > 0;
+  } catch {
+    return false;
+  }
 }

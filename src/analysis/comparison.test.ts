@@ -268,6 +268,9 @@ describe("the comparison query", () => {
       stepStart: "0",
       primaryRevision: "1a2b",
       secondaryRevision: "3c4d",
+      track: "secondary",
+      workload: "web-secondary",
+      revision: "3c4d",
     });
     assert.match(
       q,

@@ -24,6 +24,9 @@ const vars: TemplateVars = {
   stepStart: "1772366400",
   primaryRevision: "primary",
   secondaryRevision: "secondary",
+  track: "secondary",
+  workload: "web-secondary",
+  revision: "secondary",
 };
 
 describe("renderQuery", () => {
@@ -98,6 +101,9 @@ describe("templateVars", () => {
       // A Deployment's pods carry their track as Istio's canonical revision.
       primaryRevision: "primary",
       secondaryRevision: "secondary",
+      track: "secondary",
+      workload: "web-secondary",
+      revision: "secondary",
     });
   });
 

@@ -32,6 +32,25 @@ export interface TemplateVars {
   primaryRevision: string;
   /** The secondary's: `secondary` for a Deployment, the revision under test for a StatefulSet. */
   secondaryRevision: string;
+  /**
+   * The track a query measures: `secondary`, except in a judged metric's query for the primary (ADR 0030),
+   * which is run once for each track.
+   */
+  track: "primary" | "secondary";
+  /** That track's workload (Deployment): `{{secondary}}` or `{{primary}}`. */
+  workload: string;
+  /** That track's canonical revision: `{{secondaryRevision}}` or `{{primaryRevision}}`. */
+  revision: string;
+}
+
+/** The variables that name a track, so that one query measures either (a judged metric's). */
+export const TRACK_VARIABLES: readonly (keyof TemplateVars)[] = ["track", "workload", "revision"];
+
+/** The variables of `vars` set for `track`. */
+export function forTrack(vars: TemplateVars, track: "primary" | "secondary"): TemplateVars {
+  return track === "primary"
+    ? { ...vars, track, workload: vars.primary, revision: vars.primaryRevision }
+    : { ...vars, track, workload: vars.secondary, revision: vars.secondaryRevision };
 }
 
 /** Every variable a template may name; anything else is a spec error. */
@@ -46,6 +65,9 @@ export const TEMPLATE_VARIABLES: readonly (keyof TemplateVars)[] = [
   "stepStart",
   "primaryRevision",
   "secondaryRevision",
+  "track",
+  "workload",
+  "revision",
 ];
 
 /**
@@ -156,7 +178,7 @@ export function templateVars(
   const end = now?.getTime() ?? 0;
   const beganMs = began === undefined ? NaN : Date.parse(began);
   const startMs = Number.isNaN(beganMs) ? end - spec.analysis.intervalSeconds * 1000 : beganMs;
-  return {
+  const vars = {
     name,
     namespace: app.metadata.namespace ?? "default",
     primary: names.primary,
@@ -169,6 +191,7 @@ export function templateVars(
       ? defaultRevisions(spec)
       : { primaryRevision: revisions.primary, secondaryRevision: revisions.secondary }),
   };
+  return forTrack({ ...vars, track: "secondary", workload: "", revision: "" }, "secondary");
 }
 
 /**

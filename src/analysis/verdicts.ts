@@ -1,6 +1,7 @@
 import type { MetricResult } from "../api/types.js";
 import type { AnalysisCheck } from "./checks.js";
 import { Z_CRITICAL, judgeComparison, readFigures } from "./comparison.js";
+import { decisiveForScore, judgePair, scoreResult, scoredByTheScore } from "./judged.js";
 import type { QueryOutcome } from "./outcome.js";
 
 /** Reasons a metric result carries; "ok" when it passed a threshold. */
@@ -20,7 +21,14 @@ export type MetricReason =
   | "TooFewSamples"
   | "LatencyUnmeasured"
   | "WebhookAnswered"
-  | "WebhookRejected";
+  | "WebhookRejected"
+  | "Increased"
+  | "Decreased"
+  | "ScorePassed"
+  | "ScoreMarginal"
+  | "ScoreFailed"
+  | "CriticalMetricFailed"
+  | "ScoreUnjudged";
 
 /** Reasons that are a rule broken by what was measured: they fail a step, evidence of traffic or not. */
 const VIOLATIONS: ReadonlySet<string> = new Set<MetricReason>([
@@ -30,10 +38,12 @@ const VIOLATIONS: ReadonlySet<string> = new Set<MetricReason>([
   "ErrorRatioWorse",
   "LatencyWorse",
   "WebhookRejected",
+  "ScoreFailed",
+  "CriticalMetricFailed",
 ]);
 
 /** Reasons of a comparison that reached no verdict: the analysis is inconclusive, never passed. */
-const UNJUDGED: ReadonlySet<string> = new Set<MetricReason>(["TooFewSamples", "LatencyUnmeasured"]);
+const UNJUDGED: ReadonlySet<string> = new Set<MetricReason>(["TooFewSamples", "LatencyUnmeasured", "ScoreUnjudged"]);
 
 /** A number as people read it in a status line: at most three decimals, no trailing zeros. */
 export function formatNumber(value: number): string {
@@ -254,9 +264,38 @@ export function scoreCheck(check: AnalysisCheck, outcome: QueryOutcome): MetricR
  * the traffic check measured, so that every figure in status says how many requests it stands on.
  */
 export function scoreAnalysis(checks: readonly AnalysisCheck[], outcomes: readonly QueryOutcome[]): MetricResult[] {
-  const results = checks.map((check, i) =>
-    scoreCheck(check, outcomes[i] ?? { kind: "error", message: "the analysis provider returned no outcome" }),
-  );
+  const outcomeOf = (i: number): QueryOutcome =>
+    outcomes[i] ?? { kind: "error", message: "the analysis provider returned no outcome" };
+  const results: MetricResult[] = [];
+  const judged: { check: AnalysisCheck; outcome: ReturnType<typeof judgePair>["outcome"] }[] = [];
+  const primaries = new Map<string, number>();
+  checks.forEach((check, i) => {
+    if (check.mode !== "judge") {
+      results.push(scoreCheck(check, outcomeOf(i)));
+      return;
+    }
+    if (check.track === "primary") {
+      primaries.set(check.name, i);
+      return;
+    }
+    // The secondary's check comes after its primary's (analysisChecks): the pair is judged where it stands.
+    const p = primaries.get(check.name);
+    const primary = p === undefined ? undefined : checks[p];
+    if (p === undefined || primary === undefined) {
+      results.push(scoreCheck(check, { kind: "error", message: "the primary's samples were not asked for" }));
+      return;
+    }
+    const pair = judgePair({
+      primary,
+      secondary: check,
+      primaryOutcome: outcomeOf(p),
+      secondaryOutcome: outcomeOf(i),
+    });
+    results.push(pair.result);
+    judged.push({ check, outcome: pair.outcome });
+  });
+  // Judged metrics whose queries all failed have no score: they fail (or wait) as failed queries do.
+  if (judged.some((j) => j.outcome !== "error")) results.push(scoreResult(judged));
   const sampleSize = results.find((r) => r.kind === "traffic")?.sampleSize;
   if (sampleSize === undefined) return results;
   return results.map((r) => (r.sampleSize !== undefined ? r : { ...r, sampleSize }));
@@ -299,11 +338,14 @@ export interface JudgeOptions {
  */
 export function judgeAnalysis(results: readonly MetricResult[], options: JudgeOptions): Verdict {
   if (results.length === 0) return { kind: "inconclusive", cause: "NoEvidence", message: "no check was run" };
-  const failures = results.filter((r) => !r.passed);
+  // A judged metric's verdict is the score's (judged.ts), unless its query failed.
+  const failures = results.filter((r) => !r.passed && !scoredByTheScore(r));
   const broken = failures.find((r) => VIOLATIONS.has(r.reason));
-  if (broken !== undefined) return { kind: "failed", decisive: broken };
+  if (broken !== undefined) {
+    return { kind: "failed", decisive: broken.kind === "score" ? decisiveForScore(broken, results) : broken };
+  }
   // A comparison without enough requests, or without a latency measurement, on both tracks is no evidence either.
-  const unsampled = results.find((r) => UNJUDGED.has(r.reason));
+  const unsampled = results.find((r) => UNJUDGED.has(r.reason) && !scoredByTheScore(r));
   if (unsampled !== undefined) {
     return { kind: "inconclusive", cause: "NoEvidence", message: describeResult(unsampled), decisive: unsampled };
   }

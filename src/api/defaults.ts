@@ -9,6 +9,7 @@ import type {
   PodSettings,
   PrometheusConnection,
   Scaling,
+  ScoreSpec,
   ServiceSpec,
   WebhookSpec,
   WorkloadSpec,
@@ -75,6 +76,8 @@ export interface ResolvedAnalysis {
   compare: Required<CompareSpec> | undefined;
   /** The webhooks of the test, in the spec's order. */
   webhooks: WebhookSpec[];
+  /** The pass and marginal scores of the judged metrics (ADR 0030). */
+  score: Required<ScoreSpec>;
 }
 
 export const DEFAULTS = {
@@ -93,6 +96,8 @@ export const DEFAULTS = {
   compareMinSamples: 100,
   compareErrorMarginPercent: 1,
   compareLatencyRatioMax: 1.5,
+  scorePass: 95,
+  scoreMarginal: 75,
   servicePort: 80,
   prometheusTimeoutSeconds: 5,
   drainSeconds: 5,
@@ -190,6 +195,10 @@ export function withDefaults(spec: CanaryAppSpec): ResolvedSpec {
               latencyRatioMax: analysis.compare.latencyRatioMax ?? DEFAULTS.compareLatencyRatioMax,
             },
       webhooks: analysis?.webhooks ?? [],
+      score: {
+        pass: analysis?.score?.pass ?? DEFAULTS.scorePass,
+        marginal: analysis?.score?.marginal ?? DEFAULTS.scoreMarginal,
+      },
     },
     drainSeconds: spec.drainSeconds ?? DEFAULTS.drainSeconds,
     autoscalerRef: spec.autoscalerRef,

@@ -1,6 +1,6 @@
 import type { V1Deployment, V1Pod, CoreV1Event } from "@kubernetes/client-node";
 import { weightSequence, withDefaults, type PhaseStep } from "../api/defaults.js";
-import type { BatchStatus, CanaryApp, CanaryAppStatus, Track, WorkloadStatus } from "../api/types.js";
+import type { BatchStatus, CanaryApp, CanaryAppStatus, MetricResult, Track, WorkloadStatus } from "../api/types.js";
 import { LABELS } from "../api/types.js";
 import { httpRouteAcceptance, readHTTPRouteWeights } from "../router/gateway-api.js";
 import { CANARY_ROUTE, destinationTrack, readIstioWeights } from "../router/istio.js";
@@ -294,6 +294,7 @@ function header(s: Snapshot, now: Date): string[] {
         const bounds = [m.min !== undefined ? `min ${m.min}` : "", m.max !== undefined ? `max ${m.max}` : ""]
           .filter((b) => b !== "")
           .join(" ");
+        if (m.kind === "judge") return `${m.name}=${judgedFigures(m)} ${m.passed ? "ok" : m.reason}`;
         return `${m.name}=${m.value ?? "no data"}${bounds ? ` (${bounds})` : ""} ${m.passed ? "ok" : m.reason}`;
       });
       lines.push(`Analysis:    ${last.passed ? "passed" : "failed"} ${age(last.time, now)} ago: ${values.join(", ")}`);
@@ -378,4 +379,16 @@ export function renderSnapshot(s: Snapshot, options: ViewOptions): string {
   ]
     .join("\n")
     .trimEnd();
+}
+
+/** A judged metric's figures (ADR 0030) in a line: `26.1 vs 20 (shift 6 [5, 7], p 0.0001 α 0.0056, 10/10 samples)`. */
+function judgedFigures(m: MetricResult): string {
+  const f = m.figures ?? {};
+  const n = (name: string): string => {
+    const v = f[name];
+    return v === undefined ? "?" : String(Math.round(v * 10000) / 10000);
+  };
+  if (f["secondaryMedian"] === undefined) return `no data (${n("secondarySamples")}/${n("primarySamples")} samples)`;
+  const test = f["p"] !== undefined ? `, p ${n("p")} α ${n("alpha")}` : "";
+  return `${n("secondaryMedian")} vs ${n("primaryMedian")} (shift ${n("shift")} [${n("shiftLow")}, ${n("shiftHigh")}]${test}, ${n("secondarySamples")}/${n("primarySamples")} samples)`;
 }

@@ -61,6 +61,8 @@ export interface MetricView {
   message?: string;
   query?: string;
   window?: string;
+  /** What a judged metric's verdict stands on (ADR 0030): samples, medians, U, p, α, the shift and its interval. */
+  figures?: Record<string, number>;
 }
 
 export interface AnalysisView {

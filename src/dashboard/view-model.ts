@@ -186,6 +186,7 @@ export function detailOf(
               ...(m.message !== undefined ? { message: m.message } : {}),
               ...(m.query !== undefined ? { query: m.query } : {}),
               ...(m.window !== undefined ? { window: m.window } : {}),
+              ...(m.kind === "judge" && m.figures !== undefined ? { figures: { ...m.figures } } : {}),
             })),
           },
         }

@@ -169,6 +169,9 @@ describe("mesh traffic simulator against the API server and Prometheus", () => {
     stepStart: "0",
     primaryRevision: "primary",
     secondaryRevision: "secondary",
+    track: "secondary" as const,
+    workload: `${app}-secondary`,
+    revision: "secondary",
   };
 
   /** One number from Prometheus, or undefined while the query has no result. */

@@ -50,6 +50,48 @@ function MetricChart({ app, metric }: { app: AppDetail; metric: MetricView }) {
   return <Chart title={`${metric.name} per analysis`} times={times} lines={lines} yLabel={metric.name} height={140} />;
 }
 
+/** The figures of the judged metrics (ADR 0030): each track's median and samples, the shift, p against α. */
+function JudgedMetrics({ metrics }: { metrics: MetricView[] }) {
+  const judged = metrics.filter((m) => m.kind === "judge" && m.figures !== undefined);
+  if (judged.length === 0) return null;
+  const f = (m: MetricView, name: string): string => num(m.figures?.[name]);
+  return (
+    <table class="metrics judged">
+      <caption>Judged metrics: the secondary against the primary over the step</caption>
+      <thead>
+        <tr>
+          <th scope="col">Metric</th>
+          <th scope="col">Secondary median</th>
+          <th scope="col">Primary median</th>
+          <th scope="col">Shift [interval]</th>
+          <th scope="col">p / α</th>
+          <th scope="col">Samples</th>
+          <th scope="col">Result</th>
+        </tr>
+      </thead>
+      <tbody>
+        {judged.map((m) => (
+          <tr key={m.name} data-judged={m.name}>
+            <th scope="row">{m.name}</th>
+            <td>{f(m, "secondaryMedian")}</td>
+            <td>{f(m, "primaryMedian")}</td>
+            <td>
+              {f(m, "shift")} [{f(m, "shiftLow")}, {f(m, "shiftHigh")}]
+            </td>
+            <td>
+              {f(m, "p")} / {f(m, "alpha")}
+            </td>
+            <td>
+              {f(m, "secondarySamples")} / {f(m, "primarySamples")}
+            </td>
+            <td class={m.passed ? "ok-text" : "bad-text"}>{m.passed ? "passed" : m.reason}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 function Analysis({ app, now }: { app: AppDetail; now: number }) {
   const analysis = app.analysis;
   if (analysis === undefined) return <p class="muted">No analysis in this test yet.</p>;
@@ -87,6 +129,7 @@ function Analysis({ app, now }: { app: AppDetail; now: number }) {
           ))}
         </tbody>
       </table>
+      <JudgedMetrics metrics={analysis.metrics} />
       <div class="metric-charts">
         {analysis.metrics.map((m) => (
           <MetricChart key={m.name} app={app} metric={m} />
