@@ -197,7 +197,28 @@ describe("view", () => {
             lastAnalysis: {
               time: "2026-01-01T00:00:05Z",
               passed: true,
-              metrics: [{ name: "latency", value: 120, max: 500, passed: true, reason: "ok" }],
+              metrics: [
+                { name: "latency", value: 120, max: 500, passed: true, reason: "ok" },
+                {
+                  name: "latency-p50",
+                  kind: "judge",
+                  value: 26.1,
+                  passed: false,
+                  reason: "Increased",
+                  figures: {
+                    secondarySamples: 12,
+                    primarySamples: 12,
+                    secondaryMedian: 26.1,
+                    primaryMedian: 20,
+                    shift: 6.04,
+                    shiftLow: 5.2,
+                    shiftHigh: 7,
+                    p: 0.00012,
+                    alpha: 0.0056,
+                  },
+                },
+                { name: "canary-score", kind: "score", value: 50, min: 95, passed: false, reason: "ScoreFailed" },
+              ],
             },
           },
         }),
@@ -237,7 +258,10 @@ describe("view", () => {
       { now: new Date("2026-01-01T00:00:10Z") },
     );
     assert.match(text, /^Steps: +\[##########\.{10}\] step 1 of 2, 25% of 50%/m);
-    assert.match(text, /^Analysis: +passed 5s ago: latency=120 \(max 500\) ok$/m);
+    assert.match(
+      text,
+      /^Analysis: +passed 5s ago: latency=120 \(max 500\) ok, latency-p50=26\.1 vs 20 \(shift 6\.04 \[5\.2, 7\], p 0\.0001 α 0\.0056, 12\/12 samples\) Increased, canary-score=50 \(min 95\) ScoreFailed$/m,
+    );
     const tree = text.slice(text.indexOf("CanaryApp/demo")).split("\n");
     assert.match(tree[1] ?? "", /^├── Deployment\/demo-primary {2}.*app:v1 {2}ready 2\/2/);
     assert.match(tree[2] ?? "", /^│ {3}└── Pod\/demo-primary-a {2}Running/);

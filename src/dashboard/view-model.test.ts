@@ -174,6 +174,24 @@ describe("summary and detail", () => {
       metrics: [{ name: "errors", value: 3, max: 0, passed: false, reason: "AboveMax", query: "sum(errors)" }],
     });
   });
+
+  test("a judged metric keeps the figures its verdict stands on", () => {
+    const figures = { secondarySamples: 12, primarySamples: 12, secondaryMedian: 26, primaryMedian: 20, p: 0.001 };
+    const d = detailOf(
+      app(
+        stepping({
+          lastAnalysis: {
+            time: "2026-01-01T00:00:20Z",
+            passed: false,
+            metrics: [{ name: "latency-p50", kind: "judge", value: 26, passed: false, reason: "Increased", figures }],
+          },
+        }),
+      ),
+      [],
+      { weights: [], analyses: [] },
+    );
+    assert.deepEqual(d.analysis?.metrics[0]?.figures, figures);
+  });
 });
 
 describe("gates, batches and approvals", () => {
