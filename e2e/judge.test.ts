@@ -35,14 +35,15 @@ const JUDGED: MetricCheck[] = [
 const suffix = randomBytes(3).toString("hex");
 
 async function judgedApp(name: string, prometheusURL: string): Promise<CanaryApp> {
-  const { app } = demoSample(await readSample(), { prometheusURL, interval: "20s" });
+  const { app } = demoSample(await readSample(), { prometheusURL, interval: "16s" });
   app.metadata = { name };
   delete app.spec.prometheusQuery;
   app.spec.analysis = { ...app.spec.analysis, stepWeights: [30, 50], metrics: JUDGED };
   return app;
 }
 
-describe("the comparative judge on Istio's latency histograms", () => {
+// The two rollouts run side by side: each test waits on its own app.
+describe("the comparative judge on Istio's latency histograms", { concurrency: true }, () => {
   let env: Environment;
   let api: CustomObjectsApi;
   const namespace = `judge-${suffix}`;
