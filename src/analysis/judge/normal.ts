@@ -59,6 +59,7 @@ export function normalIsf(p: number): number {
     if (p === 1) return -Infinity;
     throw new RangeError(`normalIsf: p=${p} is not a probability`);
   }
+  if (p === 0.5) return 0;
   let lo = -40;
   let hi = 40;
   // 200 halvings take the bracket below the spacing of doubles; stop earlier when it stops moving.
