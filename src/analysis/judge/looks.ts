@@ -9,8 +9,9 @@
  */
 
 /**
- * The alpha of look `look` (1-based) of `looks` planned, for a test whose overall confidence is `confidence`.
- * The shares are shaved by one part in 10⁹ so that their floating-point sum never exceeds 1 − confidence.
+ * The alpha of look `look` (1-based) of `looks` planned, for a test whose overall confidence is `confidence`:
+ * (1 − confidence) / looks, lowered by an ulp at a time in the rare case where `looks` of them would add up
+ * above 1 − confidence in floating point.
  */
 export function lookAlpha(confidence: number, looks: number, look: number): number {
   if (!(confidence > 0 && confidence < 1)) {
@@ -21,6 +22,15 @@ export function lookAlpha(confidence: number, looks: number, look: number): numb
     throw new RangeError(`lookAlpha: look ${look} is not one of the ${looks} planned`);
   }
   const alpha = 1 - confidence;
-  const spent = (t: number): number => alpha * t;
-  return (spent(look / looks) - spent((look - 1) / looks)) * (1 - 1e-9);
+  // Linear spending: α(t) = α·t spends the same share at every look.
+  let share = alpha / looks;
+  while (spentBy(share, looks) > alpha) share -= share * Number.EPSILON;
+  return share;
+}
+
+/** The alpha spent by `looks` looks of `share` each, added up as a caller would. */
+function spentBy(share: number, looks: number): number {
+  let sum = 0;
+  for (let i = 0; i < looks; i++) sum += share;
+  return sum;
 }
