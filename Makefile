@@ -87,6 +87,18 @@ helm: ## Build the pinned helm from its Go module into the cache (`make test-int
 chromium: ## Install Debian's chromium package when missing (the dashboard's browser tests and screenshots drive it)
 	e2e/toolchain/install-chromium.sh
 
+# Debian's python3-scipy serves Debian's python3; PYTHON=... another that has scipy.
+PYTHON ?= /usr/bin/python3
+
+.PHONY: scipy
+scipy: ## Install Debian's python3-scipy package when missing (the judge's Mann-Whitney test is checked against SciPy)
+	PYTHON=$(PYTHON) e2e/toolchain/install-scipy.sh
+
+.PHONY: judge-reference
+judge-reference: build scipy ## Regenerate src/analysis/judge/scipy-reference.json: SciPy's answers to the judge's cases (tools/judge)
+	node dist/tools/judge/cases.js | $(PYTHON) tools/judge/reference.py > src/analysis/judge/scipy-reference.json.tmp
+	mv src/analysis/judge/scipy-reference.json.tmp src/analysis/judge/scipy-reference.json
+
 ISTIOCTL_VERSION := $(shell sed -n 's/^ISTIOCTL_VERSION=//p' e2e/toolchain/versions.env)
 ISTIOCTL := $(CACHE)/istioctl-v$(ISTIOCTL_VERSION)/istioctl
 
