@@ -57,7 +57,10 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
       traffic: {
         // 16–36 ms: the median 30 % above the 10–30 ms every other image answers in.
         behaviours: {
-          images: { ":slow": { errorRate: 0, latencyMs: 16, jitterMs: 20 }, ":v3": { errorRate: 1, latencyMs: 10, jitterMs: 20 } },
+          images: {
+            ":slow": { errorRate: 0, latencyMs: 16, jitterMs: 20 },
+            ":v3": { errorRate: 1, latencyMs: 10, jitterMs: 20 },
+          },
           default: { errorRate: 0, latencyMs: 10, jitterMs: 20 },
         },
       },
@@ -90,7 +93,11 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
     return app.status;
   }
 
-  function untilHealthy(name: string, done: (s: CanaryAppStatus) => boolean, seen?: AnalysisRecord[]): Promise<CanaryAppStatus> {
+  function untilHealthy(
+    name: string,
+    done: (s: CanaryAppStatus) => boolean,
+    seen?: AnalysisRecord[],
+  ): Promise<CanaryAppStatus> {
     return waitFor(
       `${name}: ${done.toString()}`,
       async () => {
@@ -112,9 +119,14 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
       name,
     })) as CanaryApp;
     const image = withTag(app.spec.image, tag);
-    await api.patchNamespacedCustomObject(
-      { group: "canaryapp.io", version: "v1alpha1", namespace, plural: "canaryapps", name, body: [{ op: "replace", path: "/spec/image", value: image }] },
-    );
+    await api.patchNamespacedCustomObject({
+      group: "canaryapp.io",
+      version: "v1alpha1",
+      namespace,
+      plural: "canaryapps",
+      name,
+      body: [{ op: "replace", path: "/spec/image", value: image }],
+    });
     return image;
   }
 
@@ -129,7 +141,9 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
     for (const a of seen) {
       const latency = a.metrics.find((m) => m.name === "latency-p50");
       const score = a.metrics.find((m) => m.name === "canary-score");
-      console.log(`# steady step: latency-p50 ${latency?.reason}: ${latency?.message}; score ${score?.value} ${score?.reason}`);
+      console.log(
+        `# steady step: latency-p50 ${latency?.reason}: ${latency?.message}; score ${score?.value} ${score?.reason}`,
+      );
     }
     const passed = seen.filter((a) => a.passed);
     assert.ok(passed.length >= 2, "both steps passed on their analysis");
@@ -140,19 +154,26 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
     }
   });
 
-  test("+30 % median latency, the same error rate: rolled back by the latency metric", { timeout: 180_000 }, async () => {
-    const image = await changeImage("slower", "slow");
-    const end = await untilHealthy(
-      "slower",
-      (s) => (s.failedImages ?? []).some((f) => f.image === image) && s.canary === undefined,
-    );
-    const failed = (end.failedImages ?? []).find((f) => f.image === image);
-    console.log(`# slower: ${JSON.stringify(failed)}`);
-    assert.equal(failed?.reason, "AnalysisFailed");
-    assert.equal(failed?.metric, "latency-p50");
-    assert.ok((failed?.value ?? 0) > 20, `the secondary's median ${failed?.value} ms`);
-    assert.match(failed?.message ?? "", /latency-p50 secondary median [\d.]+ vs primary [\d.]+; shift .*p [\d.e-]+ < α/);
-    assert.match(failed?.message ?? "", /canary-score 50 < 75/);
-    assert.notEqual(end.primaryImage, image);
-  });
+  test(
+    "+30 % median latency, the same error rate: rolled back by the latency metric",
+    { timeout: 180_000 },
+    async () => {
+      const image = await changeImage("slower", "slow");
+      const end = await untilHealthy(
+        "slower",
+        (s) => (s.failedImages ?? []).some((f) => f.image === image) && s.canary === undefined,
+      );
+      const failed = (end.failedImages ?? []).find((f) => f.image === image);
+      console.log(`# slower: ${JSON.stringify(failed)}`);
+      assert.equal(failed?.reason, "AnalysisFailed");
+      assert.equal(failed?.metric, "latency-p50");
+      assert.ok((failed?.value ?? 0) > 20, `the secondary's median ${failed?.value} ms`);
+      assert.match(
+        failed?.message ?? "",
+        /latency-p50 secondary median [\d.]+ vs primary [\d.]+; shift .*p [\d.e-]+ < α/,
+      );
+      assert.match(failed?.message ?? "", /canary-score 50 < 75/);
+      assert.notEqual(end.primaryImage, image);
+    },
+  );
 });

@@ -10,6 +10,7 @@ import type {
 } from "../api/types.js";
 import type { CompareSettings } from "./comparison.js";
 import { COMPARE_QUERY } from "./comparison.js";
+import { JUDGE_DEFAULTS } from "./judge/metric.js";
 import {
   BUILTIN_QUERIES,
   TRACK_VARIABLES,
@@ -92,14 +93,8 @@ export interface JudgeSettings {
   look?: { index: number; planned: number };
 }
 
-/** The defaults of a judged metric (ADR 0030). */
-export const JUDGE_DEFAULTS = {
-  direction: "increase",
-  effectTolerance: 0.1,
-  minSamples: 10,
-  confidence: 0.95,
-  interval: "10s",
-} as const;
+/** The spacing of a judged metric's samples when it gives none. */
+export const JUDGE_SAMPLE_INTERVAL = "10s";
 
 /** The span and spacing of a judged metric's samples. */
 export interface SampleRange {
@@ -210,7 +205,10 @@ function judgedChecks(spec: ResolvedSpec, metric: MetricCheck, query: string): A
     weight: metric.weight ?? 1,
     critical: metric.critical ?? false,
     mustHaveData: metric.mustHaveData ?? true,
-    intervalSeconds: parseDurationSeconds(metric.interval ?? JUDGE_DEFAULTS.interval),
+    // An unreadable interval is reported by checkProblems; the default stands in until then.
+    intervalSeconds: parseDurationSeconds(
+      metric.interval !== undefined && isDuration(metric.interval) ? metric.interval : JUDGE_SAMPLE_INTERVAL,
+    ),
     score: spec.analysis.score,
   };
   return (["primary", "secondary"] as const).map((track) => ({
@@ -283,14 +281,22 @@ export function checkProblems(spec: ResolvedSpec): string[] {
       problems.push(`metric ${metric.name} has both a judge and min/max: it is judged one way`);
     }
     const named = metric.query ?? "";
-    if (metric.judge !== undefined && !TRACK_VARIABLES.some((v) => new RegExp(`\\{\\{\\s*${v}\\s*\\}\\}`).test(named))) {
+    if (
+      metric.judge !== undefined &&
+      !TRACK_VARIABLES.some((v) => new RegExp(`\\{\\{\\s*${v}\\s*\\}\\}`).test(named))
+    ) {
       problems.push(
         `the query of judged metric ${metric.name} names no track ({{track}}, {{workload}} or {{revision}}): it would measure the same thing twice`,
       );
     }
+    problems.push(...judgeProblems(metric));
     if (metric.interval !== undefined && !isDuration(metric.interval)) {
       problems.push(`metric ${metric.name} has an invalid interval "${metric.interval}": use forms like 10s, 1m`);
     }
+  }
+  const { pass, marginal } = spec.analysis.score;
+  if (!(marginal >= 0 && marginal <= pass && pass <= 100)) {
+    problems.push(`analysis.score needs 0 ≤ marginal ≤ pass ≤ 100 (marginal ${marginal}, pass ${pass})`);
   }
   for (const check of [...analysisChecks(spec), ...spec.analysis.webhooks.map(webhookCheck)]) {
     const unknown = unknownTemplateVariables(check.query);
@@ -348,7 +354,7 @@ function renderJudged(
     range: {
       start: new Date(startMs).toISOString(),
       end: new Date(Math.max(endMs, startMs)).toISOString(),
-      stepSeconds: settings?.intervalSeconds ?? parseDurationSeconds(JUDGE_DEFAULTS.interval),
+      stepSeconds: settings?.intervalSeconds ?? parseDurationSeconds(JUDGE_SAMPLE_INTERVAL),
     },
     ...(settings !== undefined
       ? { judge: { ...settings, look: { index: Math.min(planned, Math.max(1, step + 1)), planned } } }
@@ -362,4 +368,25 @@ function isDuration(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** What makes a judged metric's settings unusable (the schema catches these too, this says it on the object). */
+function judgeProblems(metric: MetricCheck): string[] {
+  const judge = metric.judge;
+  if (judge === undefined) return [];
+  const problems: string[] = [];
+  const { confidence, effectTolerance, minSamples } = judge;
+  if (confidence !== undefined && !(confidence > 0.5 && confidence < 1)) {
+    problems.push(`metric ${metric.name}: judge.confidence must be above 0.5 and below 1 (${confidence})`);
+  }
+  if (effectTolerance !== undefined && !(effectTolerance >= 0 && Number.isFinite(effectTolerance))) {
+    problems.push(`metric ${metric.name}: judge.effectTolerance must be 0 or more (${effectTolerance})`);
+  }
+  if (minSamples !== undefined && !(Number.isInteger(minSamples) && minSamples >= 1)) {
+    problems.push(`metric ${metric.name}: judge.minSamples must be a whole number from 1 (${minSamples})`);
+  }
+  if (metric.weight !== undefined && !(metric.weight >= 0 && Number.isFinite(metric.weight))) {
+    problems.push(`metric ${metric.name}: weight must be 0 or more (${metric.weight})`);
+  }
+  return problems;
 }

@@ -31,7 +31,10 @@ function pair(name: string, settings: Partial<JudgeSettings> = {}): AnalysisChec
 
 /** Twelve samples around `centre`, a deterministic wobble of ±5 %. */
 function samples(centre: number, phase = 0): QueryOutcome {
-  return { kind: "samples", values: Array.from({ length: 12 }, (_, i) => centre * (1 + 0.05 * Math.sin(i * 1.7 + phase))) };
+  return {
+    kind: "samples",
+    values: Array.from({ length: 12 }, (_, i) => centre * (1 + 0.05 * Math.sin(i * 1.7 + phase))),
+  };
 }
 
 const judge = { failWhenPrometheusFails: true, requireTraffic: false };
@@ -58,7 +61,10 @@ describe("judged metrics and their score", () => {
     assert.equal(verdict.kind, "failed");
     if (verdict.kind !== "failed") return;
     assert.equal(verdict.decisive.name, "latency-p50");
-    assert.match(verdict.decisive.message ?? "", /^secondary median 26(\.\d+)? vs primary 20(\.\d+)?; shift .*; canary-score 50 < 75 \(2 of 2 metrics counted\)$/);
+    assert.match(
+      verdict.decisive.message ?? "",
+      /^secondary median 26\.\d+ vs primary 19\.\d+; shift 6\.\d+ \[5\.\d+, 6\.\d+\] \(\+30\.7 % of the primary's median\), U 144, p [\d.]+e-\d+ < α 0\.025; 12\/12 samples; canary-score 50 < 75 \(2 of 2 metrics counted\)$/,
+    );
   });
 
   test("noise only: every metric passes, the score is 100", () => {
@@ -85,13 +91,7 @@ describe("judged metrics and their score", () => {
   });
 
   test("a critical metric that fails fails the analysis whatever the score", () => {
-    const checks = [
-      ...pair("latency-p50", { critical: true }),
-      ...pair("a"),
-      ...pair("b"),
-      ...pair("c"),
-      ...pair("d"),
-    ];
+    const checks = [...pair("latency-p50", { critical: true }), ...pair("a"), ...pair("b"), ...pair("c"), ...pair("d")];
     const ok = [samples(5), samples(5, 1)];
     const results = scoreAnalysis(checks, [samples(20), samples(26, 1), ...ok, ...ok, ...ok, ...ok]);
     const score = results.find((r) => r.name === SCORE_CHECK_NAME);

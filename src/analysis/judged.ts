@@ -12,9 +12,9 @@
  */
 import type { MetricResult } from "../api/types.js";
 import type { AnalysisCheck, JudgeSettings } from "./checks.js";
-import { alphaForLook } from "./judge/looks.js";
+import { lookAlpha } from "./judge/looks.js";
 import { judgeMetric, type MetricJudgement } from "./judge/metric.js";
-import { scoreMetrics, type MetricOutcome } from "./judge/score.js";
+import { scoreMetrics, type MetricOutcome, type Score } from "./judge/score.js";
 import type { QueryOutcome } from "./outcome.js";
 
 /** The name under which the score of the judged metrics appears in status and events. */
@@ -54,7 +54,10 @@ function ruleOf(settings: JudgeSettings): string {
   return `${direction} beyond ${shown(settings.effectTolerance * 100)} % of the primary's median, Mann-Whitney U at α corrected for step ${settings.look?.index ?? 1} of ${settings.look?.planned ?? 1} (confidence ${shown(settings.confidence)}), ≥ ${settings.minSamples} samples a track`;
 }
 
-function base(pair: JudgedPair, settings: JudgeSettings): Pick<MetricResult, "name" | "kind" | "query" | "window" | "rule"> {
+function base(
+  pair: JudgedPair,
+  settings: JudgeSettings,
+): Pick<MetricResult, "name" | "kind" | "query" | "window" | "rule"> {
   return {
     name: pair.secondary.name,
     kind: "judge",
@@ -100,15 +103,22 @@ export function judgePair(pair: JudgedPair): { result: MetricResult; outcome: Me
     };
   }
   const look = settings.look ?? { index: 1, planned: 1 };
-  const judgement = judgeMetric({
-    canary,
-    baseline,
-    direction: settings.direction,
-    effectTolerance: settings.effectTolerance,
-    minSamples: settings.minSamples,
-    alpha: alphaForLook(settings.confidence, look.planned, look.index),
-    mustHaveData: settings.mustHaveData,
-  });
+  let judgement: MetricJudgement;
+  try {
+    judgement = judgeMetric({
+      canary,
+      baseline,
+      direction: settings.direction,
+      effectTolerance: settings.effectTolerance,
+      minSamples: settings.minSamples,
+      alpha: lookAlpha(settings.confidence, look.planned, look.index),
+      mustHaveData: settings.mustHaveData,
+    });
+  } catch (error) {
+    // Settings the spec's validation should have refused (checkProblems): an unanswered metric, never a crash.
+    const message = error instanceof Error ? error.message : String(error);
+    return { result: { ...head, passed: false, reason: "QueryFailed", message }, outcome: "error" };
+  }
   const figures = figuresOf(judgement);
   const medians =
     judgement.canaryMedian !== undefined && judgement.baselineMedian !== undefined
@@ -116,7 +126,7 @@ export function judgePair(pair: JudgedPair): { result: MetricResult; outcome: Me
       : "";
   const test =
     judgement.p !== undefined && judgement.alpha !== undefined
-      ? `shift ${shown(judgement.shift ?? NaN)} [${shown(judgement.ciLow ?? NaN)}, ${shown(judgement.ciHigh ?? NaN)}] (${signed(judgement.relativeShift)} of the primary's median), U ${shown(judgement.u ?? NaN)}, p ${shown(judgement.p)} ${judgement.p < judgement.alpha ? "<" : "≥"} α ${shown(judgement.alpha)}`
+      ? `shift ${shown(judgement.shift ?? NaN)} [${shown(judgement.ciLow ?? NaN)}, ${shown(judgement.ciHigh ?? NaN)}] (${signed(judgement.relativeShift)} of the primary's median), U ${shown(judgement.u ?? NaN)}, p ${probability(judgement.p)} ${judgement.p < judgement.alpha ? "<" : "≥"} α ${probability(judgement.alpha)}`
       : "";
   const samples = `${judgement.n}/${judgement.m} samples`;
   const value = judgement.canaryMedian !== undefined ? { value: judgement.canaryMedian } : {};
@@ -165,6 +175,11 @@ export function judgePair(pair: JudgedPair): { result: MetricResult; outcome: Me
   }
 }
 
+/** A probability as people read it: three decimals, or two significant digits below 0.001 (`4.1e-5`). */
+function probability(p: number): string {
+  return p > 0 && p < 0.001 ? p.toExponential(1) : shown(p);
+}
+
 function signed(fraction: number | undefined): string {
   if (fraction === undefined || !Number.isFinite(fraction)) return "n/a";
   const percent = Math.round(fraction * 1000) / 10;
@@ -179,28 +194,33 @@ function join(...parts: string[]): string {
  * The score across the judged metrics, as a result: `ScorePassed`, `ScoreMarginal` (passes, but not at the last
  * step), `ScoreFailed`, `CriticalMetricFailed`, or `ScoreUnjudged` (nothing counted: no evidence).
  */
-export function scoreResult(
-  all: readonly { check: AnalysisCheck; outcome: MetricOutcome | "error" }[],
-): MetricResult {
+export function scoreResult(all: readonly { check: AnalysisCheck; outcome: MetricOutcome | "error" }[]): MetricResult {
   // A metric whose query failed is not scored: its failure is judged as every failed query is (verdicts.ts).
   const judged = all.filter((j): j is { check: AnalysisCheck; outcome: MetricOutcome } => j.outcome !== "error");
   const first = judged[0]?.check.judge;
   const thresholds = first?.score ?? { pass: 95, marginal: 75 };
   const look = first?.look ?? { index: 1, planned: 1 };
   const last = look.index >= look.planned;
-  const score = scoreMetrics(
-    judged.map(({ check, outcome }) => ({
-      name: check.name,
-      weight: check.judge?.weight ?? 1,
-      critical: check.judge?.critical ?? false,
-      mustHaveData: check.judge?.mustHaveData ?? true,
-      outcome,
-    })),
-    thresholds,
-    last,
-  );
   const rule = `≥ ${shown(thresholds.pass)} passes; ≥ ${shown(thresholds.marginal)} goes on before the last step; a critical metric's failure fails`;
   const head = { name: SCORE_CHECK_NAME, kind: "score" as const, rule, min: thresholds.pass };
+  let score: Score;
+  try {
+    score = scoreMetrics(
+      judged.map(({ check, outcome }) => ({
+        name: check.name,
+        weight: check.judge?.weight ?? 1,
+        critical: check.judge?.critical ?? false,
+        mustHaveData: check.judge?.mustHaveData ?? true,
+        outcome,
+      })),
+      thresholds,
+      last,
+    );
+  } catch (error) {
+    // Thresholds or weights the spec's validation should have refused (checkProblems): no score, never a crash.
+    const message = error instanceof Error ? error.message : String(error);
+    return { ...head, passed: false, reason: "ScoreUnjudged", message };
+  }
   const counted = `${score.counted} of ${all.length} metrics counted`;
   if (score.criticalFailed !== undefined && score.criticalFailed.length > 0) {
     return {
@@ -213,7 +233,13 @@ export function scoreResult(
   }
   switch (score.verdict) {
     case "pass":
-      return { ...head, value: score.score, passed: true, reason: "ScorePassed", message: `${shown(score.score)} ≥ ${shown(thresholds.pass)} (${counted})` };
+      return {
+        ...head,
+        value: score.score,
+        passed: true,
+        reason: "ScorePassed",
+        message: `${shown(score.score)} ≥ ${shown(thresholds.pass)} (${counted})`,
+      };
     case "marginal":
       return {
         ...head,
@@ -233,7 +259,12 @@ export function scoreResult(
           : `${shown(score.score)} < ${shown(thresholds.marginal)} (${counted})`,
       };
     case "inconclusive":
-      return { ...head, passed: false, reason: "ScoreUnjudged", message: `no judged metric could be counted (${counted})` };
+      return {
+        ...head,
+        passed: false,
+        reason: "ScoreUnjudged",
+        message: `no judged metric could be counted (${counted})`,
+      };
   }
 }
 
@@ -251,7 +282,7 @@ export function scoredByTheScore(result: MetricResult): boolean {
  */
 export function decisiveForScore(score: MetricResult, results: readonly MetricResult[]): MetricResult {
   const failed = results.filter((r) => r.kind === "judge" && !r.passed && SCORED.has(r.reason));
-  const critical = score.reason === "CriticalMetricFailed" ? score.message ?? "" : "";
+  const critical = score.reason === "CriticalMetricFailed" ? (score.message ?? "") : "";
   const metric = failed.find((r) => critical.includes(r.name)) ?? failed[0];
   if (metric === undefined) return score;
   return { ...metric, message: `${metric.message ?? metric.reason}; ${score.name} ${score.message ?? score.reason}` };
