@@ -87,6 +87,10 @@ helm: ## Build the pinned helm from its Go module into the cache (`make test-int
 chromium: ## Install Debian's chromium package when missing (the dashboard's browser tests and screenshots drive it)
 	e2e/toolchain/install-chromium.sh
 
+.PHONY: metric-servers
+metric-servers: ## Install Debian's influxdb (1.x) and victoria-metrics when missing (the metric sources' integration tests start them)
+	e2e/toolchain/install-metric-servers.sh
+
 ISTIOCTL_VERSION := $(shell sed -n 's/^ISTIOCTL_VERSION=//p' e2e/toolchain/versions.env)
 ISTIOCTL := $(CACHE)/istioctl-v$(ISTIOCTL_VERSION)/istioctl
 
@@ -122,7 +126,7 @@ test-unit: build ## Unit tests (no cluster)
 	npm run --silent test:unit
 
 .PHONY: test-integration
-test-integration: build helm gateway-api-crds ## Integration tests against a local kube-apiserver (profile api)
+test-integration: build helm gateway-api-crds metric-servers ## Integration tests against a local kube-apiserver (profile api)
 	npm run --silent test:integration
 
 .PHONY: test-e2e
