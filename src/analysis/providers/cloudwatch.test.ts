@@ -84,7 +84,7 @@ describe("CloudWatch (GetMetricData, the documented AWS JSON 1.0 API, SigV4 sign
     );
     assert.ok(!JSON.stringify(sent.headers).includes(credentials.secretAccessKey));
     assert.deepEqual(JSON.parse(sent.body), {
-      MetricDataQueries: JSON.parse(LATENCY_QUERY),
+      MetricDataQueries: JSON.parse(LATENCY_QUERY) as unknown,
       StartTime: 1777636500,
       EndTime: 1777636800,
       ScanBy: "TimestampDescending",
