@@ -6,7 +6,6 @@
  * The region is `provider.region`; the credentials are the Secret's `accessKeyId`, `secretAccessKey` and
  * optional `sessionToken`. `provider.address` replaces the regional endpoint (a VPC endpoint, a FIPS one).
  */
-import aws4 from "aws4";
 import type { AnalysisProvider } from "./analysis-provider.js";
 import {
   durationSeconds,
@@ -84,6 +83,8 @@ export const cloudWatchSource: SourceKind = {
     });
     const url = new URL(`${source.base}/`);
     const sessionToken = source.secret(CLOUDWATCH_KEYS.sessionToken);
+    // Loaded at the first CloudWatch query, not at start-up (ADR 0017).
+    const { default: aws4 } = await import("aws4");
     const signed = aws4.sign(
       {
         host: url.host,

@@ -7,7 +7,7 @@
  * Secret but no address goes to the source's default (public) address only. Redirects are never followed.
  */
 import pRetry from "p-retry";
-import { request, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import type { CanaryApp, MetricProviderSpec, MetricProviderType } from "../../api/types.js";
 import { objectKey } from "../../object-keys.js";
 import type { AnalysisCheck } from "../checks.js";
@@ -155,6 +155,8 @@ export async function openSource(
 /** One exchange, retried on transient failure; a redirect is an error (credentials never follow it). */
 function call(url: string, init: CallInit, access: SourceAccess): Promise<unknown> {
   const attempt = async (): Promise<unknown> => {
+    // Loaded at the first query, not at start-up (ADR 0017): most controllers never ask these sources.
+    const { request } = await import("undici");
     let response;
     try {
       response = await request(url, {
