@@ -99,6 +99,10 @@ judge-reference: build scipy ## Regenerate src/analysis/judge/scipy-reference.js
 	node dist/tools/judge/cases.js | $(PYTHON) tools/judge/reference.py > src/analysis/judge/scipy-reference.json.tmp
 	mv src/analysis/judge/scipy-reference.json.tmp src/analysis/judge/scipy-reference.json
 
+.PHONY: metric-servers
+metric-servers: ## Install Debian's influxdb (1.x) and victoria-metrics when missing (the metric sources' integration tests start them)
+	e2e/toolchain/install-metric-servers.sh
+
 ISTIOCTL_VERSION := $(shell sed -n 's/^ISTIOCTL_VERSION=//p' e2e/toolchain/versions.env)
 ISTIOCTL := $(CACHE)/istioctl-v$(ISTIOCTL_VERSION)/istioctl
 
@@ -134,7 +138,7 @@ test-unit: build ## Unit tests (no cluster)
 	npm run --silent test:unit
 
 .PHONY: test-integration
-test-integration: build helm gateway-api-crds ## Integration tests against a local kube-apiserver (profile api)
+test-integration: build helm gateway-api-crds metric-servers ## Integration tests against a local kube-apiserver (profile api)
 	npm run --silent test:integration
 
 .PHONY: test-e2e

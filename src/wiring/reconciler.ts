@@ -13,6 +13,8 @@ import type { Config } from "../config.js";
 import { shareLabelValue } from "../controller/shards.js";
 import { objectKey } from "../object-keys.js";
 import { analysisByMode } from "../analysis/providers/by-mode.js";
+import { analysisByProvider } from "../analysis/providers/by-provider.js";
+import { metricSources, sourceAccessOf } from "../analysis/providers/sources.js";
 import { ProviderPool } from "../analysis/providers/prometheus/factory.js";
 import { prometheusAnalysis } from "../analysis/providers/prometheus.js";
 import { NotificationDeliveries } from "../notify/deliveries.js";
@@ -80,22 +82,28 @@ export function buildReconciler(parts: ReconcilerParts): CanaryReconciler {
   });
 }
 
-/** The analyses, off the work queue: webhook checks (rollout webhooks, gates) go to their URLs, every other is PromQL. */
+/**
+ * The analyses, off the work queue: webhook checks (rollout webhooks, gates) go to their URLs, every other to
+ * its metric source (docs/providers.md), the app's Prometheus when it names none.
+ */
 function analysisRuns({ config, log, clock, access, queue }: ReconcilerParts): AnalysisRuns {
   return new AnalysisRuns({
     provider: analysisByMode(
       { webhook: webhookAnalysis({ destinations: access.destinations, limiter: access.posts }) },
-      prometheusAnalysis({
-        defaults: {
-          prometheusURL: config.defaultPrometheusURL,
-          log: log.child({ component: "prometheus" }),
-          vet: access.prometheus.check,
-          allowRedirect: access.prometheus.allowRedirect,
-          credentialsMayGo: access.prometheus.credentialsMayGo,
-        },
-        readSecret: access.prometheus.readSecret,
-        pool: new ProviderPool(),
-      }),
+      analysisByProvider(
+        metricSources(sourceAccessOf(access.prometheus)),
+        prometheusAnalysis({
+          defaults: {
+            prometheusURL: config.defaultPrometheusURL,
+            log: log.child({ component: "prometheus" }),
+            vet: access.prometheus.check,
+            allowRedirect: access.prometheus.allowRedirect,
+            credentialsMayGo: access.prometheus.credentialsMayGo,
+          },
+          readSecret: access.prometheus.readSecret,
+          pool: new ProviderPool(),
+        }),
+      ),
     ),
     requeue: (key) => queue.add(key),
     hostOf: (app) => prometheusHost(app.spec.prometheusURL ?? config.defaultPrometheusURL),

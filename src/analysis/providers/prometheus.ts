@@ -11,7 +11,9 @@ import type { ProviderDefaults, ProviderPool } from "./prometheus/factory.js";
 import { providerFor } from "./prometheus/factory.js";
 import { shortText, STATUS_MESSAGE_MAX } from "./message-text.js";
 import type { CheckOutcome } from "./prometheus/provider.js";
-import { errorOutcome, runChecks } from "./prometheus/runner.js";
+import { errorOutcome, runChecks, type RangeQuery } from "./prometheus/runner.js";
+import type { AnalysisCheck } from "../checks.js";
+import type { QueryOutcome } from "../outcome.js";
 
 /** What the Prometheus judge needs: the controller's defaults, a Secret reader and the connection pool. */
 export interface PrometheusAnalysisOptions {
@@ -29,7 +31,7 @@ export interface PrometheusAnalysisOptions {
  */
 export async function runAppQueries(
   app: CanaryApp,
-  queries: readonly string[],
+  queries: readonly (string | RangeQuery)[],
   { defaults, readSecret, pool }: PrometheusAnalysisOptions,
 ): Promise<CheckOutcome[]> {
   let provider;
@@ -52,14 +54,63 @@ function forStatus(outcome: CheckOutcome): CheckOutcome {
   return outcome.kind === "error" ? { ...outcome, message: shortText(outcome.message, STATUS_MESSAGE_MAX) } : outcome;
 }
 
-/** Prometheus as the AnalysisProvider: every check is a PromQL query. */
+/**
+ * The app as seen by a check whose `provider` names another server with Prometheus' API (Thanos, Mimir,
+ * VictoriaMetrics): its `address` in place of `spec.prometheusURL` and its `secretRef` in place of the app's,
+ * so that the same rules (URL policy, the Secret's label and `canaryapp.io/allowed-urls`) judge it.
+ */
+function appFor(app: CanaryApp, check: AnalysisCheck): CanaryApp {
+  const provider = check.provider;
+  if (provider?.address === undefined) return app;
+  const { secretRef: _appSecret, ...prometheus } = app.spec.prometheus ?? {};
+  return {
+    ...app,
+    spec: {
+      ...app.spec,
+      prometheusURL: provider.address,
+      prometheus: { ...prometheus, ...(provider.secretRef !== undefined && { secretRef: provider.secretRef }) },
+    },
+  };
+}
+
+/** A message about an app seen through `appFor`, naming the check's settings rather than the app's. */
+function aboutProvider(outcome: QueryOutcome): QueryOutcome {
+  if (outcome.kind !== "error") return outcome;
+  const message = outcome.message
+    .replaceAll("spec.prometheusURL", "provider.address")
+    .replaceAll("spec.prometheus.secretRef", "provider.secretRef");
+  return { ...outcome, message };
+}
+
+/**
+ * Prometheus as the AnalysisProvider: every check is a PromQL query, against the app's Prometheus or the
+ * `provider.address` it names; a check with a `range` is a range query answered with samples.
+ */
 export function prometheusAnalysis(options: PrometheusAnalysisOptions): AnalysisProvider {
   return {
-    run: (app, checks) =>
-      runAppQueries(
-        app,
-        checks.map((check) => check.query),
-        options,
-      ),
+    run: async (app, checks) => {
+      const groups = new Map<string, { app: CanaryApp; indexes: number[] }>();
+      checks.forEach((check, index) => {
+        const key = JSON.stringify([check.provider?.address ?? null, check.provider?.secretRef?.name ?? null]);
+        const group = groups.get(key) ?? { app: appFor(app, check), indexes: [] };
+        group.indexes.push(index);
+        groups.set(key, group);
+      });
+      const outcomes: QueryOutcome[] = checks.map(() => ({ kind: "error", message: "not run" }));
+      await Promise.all(
+        [...groups.values()].map(async (group) => {
+          const queries = group.indexes.map((i): string | RangeQuery => {
+            const check = checks[i] as AnalysisCheck;
+            return check.range === undefined ? check.query : { query: check.query, range: check.range };
+          });
+          const answers = await runAppQueries(group.app, queries, options);
+          group.indexes.forEach((index, i) => {
+            const answer = answers[i] ?? { kind: "error", message: "no outcome" };
+            outcomes[index] = group.app === app ? answer : aboutProvider(answer);
+          });
+        }),
+      );
+      return outcomes;
+    },
   };
 }

@@ -1,9 +1,10 @@
 import { Agent as HttpsAgent } from "node:https";
 import type { Logger } from "pino";
 import type { PrometheusDriver, PrometheusConnectionOptions } from "prometheus-query";
-import { PrometheusConfigError, toPrometheusError } from "./errors.js";
+import { PrometheusConfigError, toPrometheusError, type PrometheusError } from "./errors.js";
 import type { DataOutcome, MetricsProvider } from "./provider.js";
-import { respellInfinities, toOutcome } from "./result.js";
+import { respellInfinities, toOutcome, toSamples } from "./result.js";
+import type { SampleRange } from "../../checks.js";
 import { DEFAULT_RETRY_POLICY, retryTransient, type RetryPolicy } from "./retry.js";
 import { safeEndpoint, shortText } from "../message-text.js";
 
@@ -133,19 +134,45 @@ export class PrometheusProvider implements MetricsProvider {
     });
   }
 
-  private async queryOnce(promql: string): Promise<DataOutcome> {
-    const driver = await (this.driver ??= import("prometheus-query").then(
+  queryRange(promql: string, range: SampleRange): Promise<DataOutcome> {
+    return retryTransient(() => this.queryRangeOnce(promql, range), this.policy, this.log, {
+      prometheus: this.endpoint,
+      query: promql,
+      range,
+    });
+  }
+
+  private loadDriver(): Promise<PrometheusDriver> {
+    return (this.driver ??= import("prometheus-query").then(
       ({ PrometheusDriver }) => new PrometheusDriver(this.driverOptions),
     ));
+  }
+
+  private async queryOnce(promql: string): Promise<DataOutcome> {
+    const driver = await this.loadDriver();
     let result;
     try {
       result = await driver.instantQuery(promql, this.now(), this.evaluationTimeout);
     } catch (rejection) {
-      const refused = refusedRedirect(rejection);
-      if (refused) throw refused;
-      throw toPrometheusError(rejection, this.endpoint);
+      throw this.typed(rejection);
     }
     return toOutcome(result, this.endpoint);
+  }
+
+  private async queryRangeOnce(promql: string, range: SampleRange): Promise<DataOutcome> {
+    const driver = await this.loadDriver();
+    let result;
+    try {
+      const [start, end] = [new Date(range.start), new Date(range.end)];
+      result = await driver.rangeQuery(promql, start, end, range.stepSeconds, this.evaluationTimeout);
+    } catch (rejection) {
+      throw this.typed(rejection);
+    }
+    return toSamples(result, this.endpoint);
+  }
+
+  private typed(rejection: unknown): PrometheusError {
+    return refusedRedirect(rejection) ?? toPrometheusError(rejection, this.endpoint);
   }
 }
 

@@ -86,4 +86,24 @@ describe("PrometheusProvider against a real Prometheus", () => {
       { kind: "empty" },
     ]);
   });
+
+  test("a range query answers one sample a step; several series are not one track's; none is empty", async () => {
+    const end = new Date(Math.floor(Date.now() / 1000) * 1000);
+    const range = { start: new Date(end.getTime() - 40_000).toISOString(), end: end.toISOString(), stepSeconds: 10 };
+    assert.deepEqual(await provider.queryRange("vector(0.5)", range), {
+      kind: "samples",
+      values: [0.5, 0.5, 0.5, 0.5, 0.5],
+    });
+    await assert.rejects(
+      provider.queryRange(
+        'label_replace(vector(1), "s", "a", "", "") or label_replace(vector(2), "s", "b", "", "")',
+        range,
+      ),
+      /returned 2 series; a judged metric needs one/,
+    );
+    assert.deepEqual(await provider.queryRange("vector(1) > 5", range), { kind: "empty" });
+    assert.deepEqual(await runChecks(provider, [{ query: "vector(2)", range }]), [
+      { kind: "samples", values: [2, 2, 2, 2, 2] },
+    ]);
+  });
 });

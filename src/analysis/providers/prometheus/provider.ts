@@ -4,6 +4,7 @@
  * (runner.ts) is the adapter that turns rejections into `{ kind: "error" }` outcomes for the planner, so
  * the retry policy and the error kinds stay visible to whoever calls `query` directly.
  */
+import type { SampleRange } from "../../checks.js";
 import type { QueryOutcome } from "../../outcome.js";
 import type { PrometheusErrorReason } from "./errors.js";
 
@@ -23,4 +24,9 @@ export interface MetricsProvider {
    * `PrometheusError` after transient failures have been retried.
    */
   query(promql: string): Promise<DataOutcome>;
+  /**
+   * Evaluates `promql` over `range` (`/api/v1/query_range`): `samples`, the one series' values in time order, or
+   * `empty`. Several series reject with `UnexpectedResultError`: a judged metric measures one track.
+   */
+  queryRange?(promql: string, range: SampleRange): Promise<DataOutcome>;
 }

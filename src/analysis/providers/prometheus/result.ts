@@ -100,3 +100,23 @@ export function toOutcome(result: InstantResult, endpoint: string): DataOutcome 
       throw unexpected(`the query returned a ${result.resultType}, not a scalar or an instant vector`);
   }
 }
+
+/**
+ * A range query's matrix as a judged metric's samples: the one series' values in time order (NaN left out:
+ * a step with no requests has no latency); no series → `empty`. Several series cannot be one track's.
+ */
+export function toSamples(result: InstantResult, endpoint: string): DataOutcome {
+  const unexpected = (detail: string) =>
+    new UnexpectedResultError(`Prometheus ${endpoint}: ${detail}`, { errorType: result.resultType });
+  if (result.resultType !== "matrix" || !Array.isArray(result.result)) {
+    throw unexpected(`the range query returned a ${result.resultType}, not a matrix`);
+  }
+  const series = result.result as { values?: { value?: unknown }[] }[];
+  if (series.length === 0) return { kind: "empty" };
+  if (series.length > 1)
+    throw unexpected(`the range query returned ${series.length} series; a judged metric needs one`);
+  const values = (series[0]?.values ?? []).map((sample) => sample.value);
+  if (values.some((v) => typeof v !== "number")) throw unexpected("matrix result with a sample without a value");
+  const samples = (values as number[]).filter((v) => !Number.isNaN(v));
+  return samples.length === 0 ? { kind: "empty" } : { kind: "samples", values: samples };
+}

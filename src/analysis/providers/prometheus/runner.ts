@@ -1,4 +1,5 @@
-import { PrometheusError } from "./errors.js";
+import type { SampleRange } from "../../checks.js";
+import { PrometheusError, UnexpectedResultError } from "./errors.js";
 import type { CheckOutcome, MetricsProvider } from "./provider.js";
 
 /** The error outcome for a rejection: typed errors keep their reason, anything else counts as unexpected. */
@@ -10,16 +11,27 @@ export function errorOutcome(rejection: unknown): CheckOutcome {
   return { kind: "error", message, reason: "UnexpectedResult" };
 }
 
+/** A query to be answered with samples over a range (a judged metric's). */
+export interface RangeQuery {
+  query: string;
+  range: SampleRange;
+}
+
 /**
  * Runs every query at once and returns one outcome per query, in the same order. Never rejects: a failed
  * query (after the provider's retries) becomes `{ kind: "error", message, reason }`, so one bad check
  * cannot hide the values of the others.
  */
-export function runChecks(provider: MetricsProvider, queries: readonly string[]): Promise<CheckOutcome[]> {
+export function runChecks(
+  provider: MetricsProvider,
+  queries: readonly (string | RangeQuery)[],
+): Promise<CheckOutcome[]> {
   return Promise.all(
-    queries.map(async (promql): Promise<CheckOutcome> => {
+    queries.map(async (one): Promise<CheckOutcome> => {
       try {
-        return await provider.query(promql);
+        if (typeof one === "string") return await provider.query(one);
+        if (provider.queryRange === undefined) throw new UnexpectedResultError("this provider answers no ranges");
+        return await provider.queryRange(one.query, one.range);
       } catch (rejection) {
         return errorOutcome(rejection);
       }
