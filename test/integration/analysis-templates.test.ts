@@ -113,6 +113,8 @@ describe("analysis templates", () => {
         args: [{ name: "allowed", value: "0" }],
         metrics: [{ name: "errors-over", query: "vector(1)", max: 0 }],
       });
+      const running = await env.apps.get(name);
+      assert.equal(running.status?.canary?.image, v2, "the template changed while the test ran");
       await untilSettled(
         env.recorders.find((r) => r.name === name)!,
         "Healthy",
