@@ -54,6 +54,8 @@ export interface AnalysisCheck {
   range?: SampleRange;
   /** For "judge": which track this query measures. */
   track?: "primary" | "secondary";
+  /** The template the metric came from, `<Kind>/<name>` (ADR 0031): its results name it. */
+  template?: string;
 }
 
 /** The span and spacing of a judged metric's samples. */
@@ -127,6 +129,7 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
       query,
       ...(metric.min !== undefined ? { min: metric.min } : {}),
       ...(metric.max !== undefined ? { max: metric.max } : {}),
+      ...(metric.template !== undefined ? { template: metric.template } : {}),
     });
   }
   checks.push(...webhookChecks(spec, "rollout"));

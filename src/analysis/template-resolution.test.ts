@@ -3,6 +3,9 @@ import { describe, test } from "node:test";
 import type { AnalysisTemplateRef, CanaryAnalysisTemplate, CanaryApp, MetricCheck } from "../api/types.js";
 import type { TemplateAddress, TemplateLookup } from "./template-resolution.js";
 import { argsUsed, resolveTemplates } from "./template-resolution.js";
+import { withDefaults } from "../api/defaults.js";
+import { analysisChecks } from "./checks.js";
+import { describeResult, scoreCheck } from "./verdicts.js";
 
 function app(templates: AnalysisTemplateRef[], metrics: MetricCheck[] = [], namespace = "shop"): CanaryApp {
   return {
@@ -208,4 +211,21 @@ describe("argsUsed", () => {
   ];
   for (const [text, names] of cases)
     test(`${text} → ${names.join(",")}`, () => assert.deepEqual(argsUsed(text), names));
+});
+
+describe("a template's metric in the analysis", () => {
+  test("its check and its result name the template, and so does the phrase a verdict is told with", () => {
+    const spec = withDefaults({
+      image: "web:2",
+      imageListenPort: 8080,
+      analysis: { metrics: [{ name: "errors", query: "up", max: 0, template: "ClusterCanaryAnalysisTemplate/slo" }] },
+    });
+    const check = analysisChecks(spec).find((c) => c.name === "errors");
+    assert.equal(check?.template, "ClusterCanaryAnalysisTemplate/slo");
+    if (check === undefined) return;
+    const result = scoreCheck(check, { kind: "value", value: 3 });
+    assert.equal(result.template, "ClusterCanaryAnalysisTemplate/slo");
+    assert.equal(result.passed, false);
+    assert.match(describeResult(result), /^errors \(ClusterCanaryAnalysisTemplate\/slo\) /);
+  });
 });

@@ -806,6 +806,8 @@ export interface MetricResult {
   kind?: "traffic" | "seed" | "threshold" | "compare" | "webhook" | "judge" | "score";
   /** The figures a comparison stands on: requests, errors, ratios, z, p99s. */
   figures?: Record<string, number>;
+  /** The template the metric came from, `<Kind>/<name>` (ADR 0031). */
+  template?: string;
   /** The query as it was run (rendered). */
   query?: string;
   /** The time the query looked back over (the step's window), as a PromQL duration. */
