@@ -183,7 +183,11 @@ function analysisReady(list: readonly Condition[], ctx: PlanView, at: string): C
         ? "; the running test goes on with the metrics recorded from its templates when it started"
         : "; no test starts until they resolve";
     const message = `${resolution.message}${goesOn}`;
-    return setCondition(list, { type: ANALYSIS_READY, status: "False", reason: resolution.reason, message, ...gen }, at);
+    return setCondition(
+      list,
+      { type: ANALYSIS_READY, status: "False", reason: resolution.reason, message, ...gen },
+      at,
+    );
   }
   const names = resolution.templates.map((t) => `${t.kind}/${t.name}`).join(", ");
   const message = `the metrics of ${names} resolve${pinned !== undefined ? "; the running test is judged by those recorded when it started" : ""}`;

@@ -83,7 +83,8 @@ export function watchAppObjects({
   ] as const) {
     controller.addCache(cache);
     const requeue = (template: ObjectWithMeta): void => {
-      for (const key of templateUsers.of(kind, template)) if (work === undefined || work.accepts(key)) queue.requeue(key);
+      for (const key of templateUsers.of(kind, template))
+        if (work === undefined || work.accepts(key)) queue.requeue(key);
     };
     cache.onAdd(requeue);
     cache.onUpdate(requeue);

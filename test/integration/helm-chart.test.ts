@@ -175,7 +175,10 @@ describe("Helm chart charts/canaryapp", () => {
         .filter((o) => o.kind === "ClusterRole" || o.kind === "ClusterRoleBinding")
         .map((o) => `${o.kind}/${o.metadata.name}`)
         .sort(),
-      ["ClusterRole/canaryapp-controller-cluster-templates", "ClusterRoleBinding/canaryapp-controller-cluster-templates"],
+      [
+        "ClusterRole/canaryapp-controller-cluster-templates",
+        "ClusterRoleBinding/canaryapp-controller-cluster-templates",
+      ],
     );
     assert.deepEqual(
       deploymentEssentials(find<Manifest & V1Deployment>(chart, "Deployment", "canaryapp-controller")),
