@@ -63,8 +63,8 @@ HELM_VERSION := $(shell sed -n 's/^HELM_VERSION=//p' e2e/toolchain/versions.env)
 HELM := $(CACHE)/helm-v$(HELM_VERSION)/helm
 
 .PHONY: chart
-chart: ## Copy crds/canaryapp.yaml into the Helm chart (charts/canaryapp/crds), the one source of the CRD
-	cp crds/canaryapp.yaml charts/canaryapp/crds/canaryapp.yaml
+chart: ## Copy the CRDs of crds/ (the CanaryApp's, the analysis templates') into the Helm chart (charts/canaryapp/crds), their one source
+	cp crds/canaryapp.yaml crds/analysis-templates.yaml charts/canaryapp/crds/
 
 .PHONY: dashboard
 dashboard: build ## Generate the Grafana dashboard (config/grafana, and the chart's copy) from tools/grafana

@@ -79,10 +79,15 @@ describe("install modes", () => {
           repoRoot,
         );
         for (const line of applied.trim().split("\n")) assert.match(line, / serverside-applied$/, applied);
+        // The namespaced mode's one cluster-wide right: reading ClusterCanaryAnalysisTemplates (ADR 0031).
         assert.equal(
-          objects.some((o) => o.kind === "ClusterRole" || o.kind === "ClusterRoleBinding"),
+          objects.some(
+            (o) =>
+              (o.kind === "ClusterRole" || o.kind === "ClusterRoleBinding") &&
+              o.metadata.name !== "canaryapp-controller-cluster-templates",
+          ),
           mode.name === "cluster-wide",
-          "only the cluster-wide mode grants cluster-wide rights",
+          "only the cluster-wide mode grants cluster-wide rights beyond reading cluster templates",
         );
 
         const deployment = await waitFor(

@@ -74,6 +74,8 @@ export interface AnalysisCheck {
   track?: "primary" | "secondary";
   /** For "judge": how the two tracks' samples are judged, and the metric's place in the score. */
   judge?: JudgeSettings;
+  /** The template the metric came from, `<Kind>/<name>` (ADR 0031): its results name it. */
+  template?: string;
 }
 
 /** A judged metric's settings, defaults filled (ADR 0030). */
@@ -172,6 +174,7 @@ export function analysisChecks(spec: ResolvedSpec): AnalysisCheck[] {
       query,
       ...(metric.min !== undefined ? { min: metric.min } : {}),
       ...(metric.max !== undefined ? { max: metric.max } : {}),
+      ...(metric.template !== undefined ? { template: metric.template } : {}),
     });
   }
   checks.push(...webhookChecks(spec, "rollout"));
@@ -218,6 +221,7 @@ function judgedChecks(spec: ResolvedSpec, metric: MetricCheck, query: string): A
     track,
     judge: settings,
     ...(metric.provider !== undefined ? { provider: metric.provider } : {}),
+    ...(metric.template !== undefined ? { template: metric.template } : {}),
   }));
 }
 

@@ -57,10 +57,11 @@ function ruleOf(settings: JudgeSettings): string {
 function base(
   pair: JudgedPair,
   settings: JudgeSettings,
-): Pick<MetricResult, "name" | "kind" | "query" | "window" | "rule"> {
+): Pick<MetricResult, "name" | "kind" | "query" | "window" | "rule" | "template"> {
   return {
     name: pair.secondary.name,
     kind: "judge",
+    ...(pair.secondary.template !== undefined ? { template: pair.secondary.template } : {}),
     query: pair.secondary.query,
     ...(pair.secondary.window !== undefined ? { window: pair.secondary.window } : {}),
     rule: ruleOf(settings),

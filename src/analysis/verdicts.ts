@@ -94,6 +94,7 @@ function result(check: AnalysisCheck, fields: Omit<MetricResult, "name" | "min" 
     query: check.query,
     ...(check.window !== undefined ? { window: check.window } : {}),
     rule: checkRule(check),
+    ...(check.template !== undefined ? { template: check.template } : {}),
   };
 }
 
@@ -376,7 +377,9 @@ export function judgeAnalysis(results: readonly MetricResult[], options: JudgeOp
 
 /** One result as a phrase: "request-success-rate 99.7 ≥ 99", "prometheusQuery returned 1 failing series (value 7)". */
 export function describeResult(r: MetricResult): string {
-  if (r.message !== undefined && r.message !== "") return `${r.name} ${r.message}`;
-  if (r.value !== undefined) return `${r.name} ${formatNumber(r.value)} (${r.reason})`;
-  return `${r.name} ${r.reason}`;
+  // A template's metric says which template it came from (ADR 0031).
+  const name = r.template !== undefined ? `${r.name} (${r.template})` : r.name;
+  if (r.message !== undefined && r.message !== "") return `${name} ${r.message}`;
+  if (r.value !== undefined) return `${name} ${formatNumber(r.value)} (${r.reason})`;
+  return `${name} ${r.reason}`;
 }

@@ -449,6 +449,33 @@ export interface CanaryAnalysisTemplateSpec {
   metrics: MetricCheck[];
 }
 
+/** The two kinds of analysis template: one in the app's namespace, or one for every namespace. */
+export type AnalysisTemplateKind = "CanaryAnalysisTemplate" | "ClusterCanaryAnalysisTemplate";
+
+/** The kinds, by scope (ADR 0031). */
+export const TEMPLATE_KINDS = {
+  namespaced: { kind: "CanaryAnalysisTemplate", plural: "canaryanalysistemplates" },
+  cluster: { kind: "ClusterCanaryAnalysisTemplate", plural: "clustercanaryanalysistemplates" },
+} as const;
+
+/** A CanaryAnalysisTemplate (namespaced) or a ClusterCanaryAnalysisTemplate (no namespace). */
+export interface CanaryAnalysisTemplate {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: CanaryAnalysisTemplateSpec;
+}
+
+/** The metrics a test took from one template when it started, its args rendered (ADR 0031). */
+export interface PinnedTemplate {
+  kind: AnalysisTemplateKind;
+  name: string;
+  /** The template's resourceVersion when it was read: which version of it the test is judged by. */
+  resourceVersion?: string;
+  /** Each with `template` set to `<Kind>/<name>`. */
+  metrics: MetricCheck[];
+}
+
 /** The score across judged metrics (ADR 0030): at or above `pass` passes, below `marginal` fails. */
 export interface ScoreSpec {
   /** Default 95. */
@@ -687,6 +714,11 @@ export interface CanaryState {
    * interval and `{{stepWindow}}` run from this moment, not from the decision.
    */
   stepRoutedAt?: string;
+  /**
+   * The metrics of `spec.analysis.templates` as they were resolved when this test started (ADR 0031): the test
+   * is judged by them to its end, whatever happens to the templates meanwhile; the next test resolves afresh.
+   */
+  analysisTemplates?: PinnedTemplate[];
   /** Analyses of this step that could not reach a verdict, in a row; absent after a verdict. */
   inconclusive?: InconclusiveRecord;
   /**
@@ -774,6 +806,8 @@ export interface MetricResult {
   kind?: "traffic" | "seed" | "threshold" | "compare" | "webhook" | "judge" | "score";
   /** The figures a comparison stands on: requests, errors, ratios, z, p99s. */
   figures?: Record<string, number>;
+  /** The template the metric came from, `<Kind>/<name>` (ADR 0031). */
+  template?: string;
   /** The query as it was run (rendered). */
   query?: string;
   /** The time the query looked back over (the step's window), as a PromQL duration. */

@@ -1,5 +1,7 @@
 import { appRef, childNames } from "../api/meta.js";
 import type { CanaryApp } from "../api/types.js";
+import type { TemplateLookup, TemplateResolution } from "../analysis/template-resolution.js";
+import { resolveTemplates } from "../analysis/template-resolution.js";
 import type { TrafficRouter } from "../router/router.js";
 import { LABELS, REVISION_LABEL } from "../api/types.js";
 import type { Observation, PodObservation } from "../rollout/types.js";
@@ -120,4 +122,19 @@ function staleRoute(app: CanaryApp, caches: Caches, router: TrafficRouter): Obse
     if (object !== undefined) return { kind: leftover.kind, ...leftover.read(object) };
   }
   return undefined;
+}
+
+/**
+ * What the app's analysis templates resolve to, from the template caches (ADR 0031); undefined when it names
+ * none. A kind the API server does not serve is said so, not taken for a missing template.
+ */
+export function observeTemplates(app: CanaryApp, caches: Caches): TemplateResolution | undefined {
+  const templates = caches.analysisTemplates;
+  const lookup: TemplateLookup = ({ kind, namespace, name }) => {
+    if (templates === undefined) return undefined;
+    const cache = kind === "CanaryAnalysisTemplate" ? templates.namespaced : templates.cluster;
+    if (cache.served?.() === false) return "notServed";
+    return cache.get(namespace ?? "", name);
+  };
+  return resolveTemplates(app, lookup);
 }

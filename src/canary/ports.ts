@@ -1,4 +1,4 @@
-import type { CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
+import type { CanaryAnalysisTemplate, CanaryApp, CanaryAppStatus, MetricResult } from "../api/types.js";
 import type { PlannedEvent } from "../rollout/types.js";
 import type { ChildObject, ChildRef } from "../resources/children.js";
 import type { ExistingObject } from "../resources/ownership.js";
@@ -19,6 +19,14 @@ export interface Caches {
   secondaryPods?: { list(namespace?: string): unknown[] };
   /** The pods of StatefulSet workloads (labelled with their revision), when watched. */
   statefulSetPods?: { list(namespace?: string): unknown[] };
+  /**
+   * The analysis templates (ADR 0031): CanaryAnalysisTemplates by namespace, ClusterCanaryAnalysisTemplates
+   * under the namespace "". Absent: no template is found, and an app that names one is told so.
+   */
+  analysisTemplates?: {
+    namespaced: ObjectCache<CanaryAnalysisTemplate>;
+    cluster: ObjectCache<CanaryAnalysisTemplate>;
+  };
 }
 
 /** The cache of one kind of child; a kind without one is a wiring mistake. */

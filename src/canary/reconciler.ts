@@ -14,7 +14,7 @@ import { StatusWriter } from "../status/writer.js";
 import type { AnalysisRuns } from "./analysis-runs.js";
 import { AheadOfCache } from "./ahead-of-cache.js";
 import { appPorts, routerMissing } from "./app-ports.js";
-import { observe } from "./observe.js";
+import { observe, observeTemplates } from "./observe.js";
 import type { Caches, ClusterWriter, EventSink, ReconcileObserver } from "./ports.js";
 import { appsOfNamespace } from "./ports.js";
 import { Actor } from "./act.js";
@@ -122,6 +122,7 @@ export class CanaryReconciler {
       this.deps.vetRoute?.(app) ??
       routerMissing(app, ports.router, this.deps.caches);
     const observed = observe(app, this.deps.caches, ports.router, ports.workload);
+    const templates = observeTemplates(app, this.deps.caches);
     const planning = startPlan({
       app,
       observed: {
@@ -137,6 +138,7 @@ export class CanaryReconciler {
         }),
         ...(refused && { analysisRefused: refused }),
         ...(specRefused && { specRefused }),
+        ...(templates !== undefined && { analysisTemplates: templates }),
       },
       now,
     });

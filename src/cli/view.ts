@@ -267,6 +267,29 @@ export function batchLine(batch: BatchStatus): string {
   return `Batch:       ${batch.summary}  (new replicas per batch: ${each})${rollback}`;
 }
 
+/**
+ * The analysis templates the app names, why they do not resolve (AnalysisReady False), and the metrics its
+ * running test recorded from them (ADR 0031); undefined for an app with none.
+ */
+export function templatesLine(app: CanaryApp): string | undefined {
+  const refs = app.spec.analysis?.templates ?? [];
+  const recorded = app.status?.canary?.analysisTemplates;
+  if (refs.length === 0 && recorded === undefined) return undefined;
+  const named = refs.map((ref) => `${ref.kind ?? "CanaryAnalysisTemplate"}/${ref.name}`).join(", ");
+  const ready = app.status?.conditions?.find((c) => c.type === "AnalysisReady");
+  const problem = ready?.status === "False" ? ` (${ready.reason}: ${ready.message})` : "";
+  const test =
+    recorded === undefined
+      ? ""
+      : `; this test: ${recorded
+          .map(
+            (t) =>
+              `${t.kind}/${t.name}${t.resourceVersion !== undefined ? ` at resourceVersion ${t.resourceVersion}` : ""} (${t.metrics.map((m) => m.name).join(", ")})`,
+          )
+          .join(", ")}`;
+  return `Templates:   ${named === "" ? "<none>" : named}${problem}${test}`;
+}
+
 /** The header lines: phase, images, the step bar, the last analysis and the route. */
 function header(s: Snapshot, now: Date): string[] {
   const { app } = s;
@@ -279,6 +302,8 @@ function header(s: Snapshot, now: Date): string[] {
     `Primary:     ${status.primaryImage ?? "<none>"}`,
   ];
   if (status.message) lines.push(`Message:     ${status.message}`);
+  const templates = templatesLine(app);
+  if (templates !== undefined) lines.push(templates);
   const canary = status.canary;
   if (canary !== undefined) {
     const batches = app.spec.strategy?.type === "batches";

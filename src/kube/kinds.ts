@@ -3,8 +3,8 @@
  * list them. The informers, the caches the reconciler reads children from, and the writes all follow it.
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
-import type { CanaryApp } from "../api/types.js";
-import { GROUP, KIND, PLURAL, VERSION } from "../api/types.js";
+import type { CanaryAnalysisTemplate, CanaryApp } from "../api/types.js";
+import { GROUP, KIND, PLURAL, TEMPLATE_KINDS, VERSION } from "../api/types.js";
 import { GATEWAY_API } from "../router/gateway-api.js";
 import { ISTIO_NETWORKING } from "../router/istio.js";
 import type { ListedMeta } from "./list-watch.js";
@@ -56,6 +56,22 @@ export const PODS: KindInfo<KubernetesObject> = kind("Pod", "", "v1", "pods", tr
 
 /** The CanaryApps themselves. */
 export const CANARY_APPS: KindInfo<CanaryApp> = kind<CanaryApp>(KIND, GROUP, VERSION, PLURAL);
+
+/** The analysis templates of the apps' namespaces, read (never written) for their metrics (ADR 0031). */
+export const ANALYSIS_TEMPLATES: KindInfo<CanaryAnalysisTemplate> = kind<CanaryAnalysisTemplate>(
+  TEMPLATE_KINDS.namespaced.kind,
+  GROUP,
+  VERSION,
+  TEMPLATE_KINDS.namespaced.plural,
+);
+
+/** The analysis templates every app may use: cluster-scoped (ADR 0031). */
+export const CLUSTER_ANALYSIS_TEMPLATES: KindInfo<CanaryAnalysisTemplate> = kind<CanaryAnalysisTemplate>(
+  TEMPLATE_KINDS.cluster.kind,
+  GROUP,
+  VERSION,
+  TEMPLATE_KINDS.cluster.plural,
+);
 
 /** The kinds of the children, which informers watch by the controller's label and the reconciler applies. */
 export const CHILD_KINDS: readonly KindInfo<KubernetesObject>[] = [

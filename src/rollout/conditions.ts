@@ -10,6 +10,12 @@ export const CHILDREN_APPLIED = "ChildrenApplied";
  */
 export const ROUTE_ACCEPTED = "RouteAccepted";
 
+/**
+ * Whether the app's analysis templates resolve (ADR 0031): True with the templates, False with why not
+ * (TemplateNotFound, TemplateInvalid, TemplatesNotServed); absent on an app that uses no template.
+ */
+export const ANALYSIS_READY = "AnalysisReady";
+
 /** Ready's reason while a rejected child keeps the primary from running as specified. */
 export const CHILD_REJECTED = "ChildRejected";
 

@@ -65,7 +65,7 @@ export function createContext(input: PlanInput): PlanContext {
     previous,
     status: structuredClone(previous),
     requests: readRequests(input.app.metadata.annotations, input.spec.image),
-    problems: [...checkProblems(input.spec), ...refusalProblems(input.observed)],
+    problems: [...checkProblems(input.spec), ...refusalProblems(input.observed), ...templateProblems(input)],
     events: [],
     removeAnnotations: [],
     ended: undefined,
@@ -73,6 +73,16 @@ export function createContext(input: PlanInput): PlanContext {
     gateWanted: undefined,
     capacityWait: undefined,
   };
+}
+
+/**
+ * The app's templates cannot be resolved and no test holds metrics recorded from them: nothing can be judged
+ * as the spec asks. A running test judged by its recorded metrics goes on (ADR 0031).
+ */
+function templateProblems(input: PlanInput): string[] {
+  const resolution = input.observed.analysisTemplates;
+  if (resolution?.kind !== "problem") return [];
+  return input.app.status?.canary?.analysisTemplates === undefined ? [resolution.message] : [];
 }
 
 function refusalProblems(observed: Observation): string[] {

@@ -29,6 +29,7 @@ export function startTest(ctx: PlanContext): CanaryState {
     ...testTemplateFields(ctx),
   };
   ctx.status.canary = canary;
+  pinTemplates(ctx, canary);
   const changes = canary.changes !== undefined && canary.changes !== "" ? ` (${canary.changes})` : "";
   emit(
     ctx,
@@ -37,6 +38,18 @@ export function startTest(ctx: PlanContext): CanaryState {
     `testing ${canary.image}${changes} on the secondary; ${ctx.status.primaryImage ?? "the primary"} keeps all traffic until it is ready`,
   );
   return canary;
+}
+
+/**
+ * Records the metrics of the app's analysis templates in the test, once, as they resolve now: the test is
+ * judged by them to its end, whatever happens to the templates meanwhile (ADR 0031). A test that began before
+ * its templates resolved (or before the app named any) records them at its first plan that resolves them.
+ */
+export function pinTemplates(ctx: PlanContext, canary: CanaryState): void {
+  if (canary.analysisTemplates !== undefined) return;
+  const resolution = ctx.observed.analysisTemplates;
+  if (resolution?.kind !== "resolved") return;
+  canary.analysisTemplates = structuredClone(resolution.templates);
 }
 
 /**

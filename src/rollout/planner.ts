@@ -21,7 +21,7 @@ import { isEnding, isTesting } from "./test-facts.js";
 import { routeHandoverDue, secondaryHeld, secondaryServiceTrack, strandedPods } from "./decisions.js";
 import { requeueAfterSeconds } from "./requeue.js";
 import { secondaryReplicas } from "./replicas.js";
-import { finishIfDrained, recordRouted, startRollback, startTest, trackDigest } from "./lifecycle.js";
+import { finishIfDrained, pinTemplates, recordRouted, startRollback, startTest, trackDigest } from "./lifecycle.js";
 import { statusMessage } from "./message.js";
 import { primaryRunning } from "./observation.js";
 import { refusalOf, secondaryReadyNow, testFacts } from "./facts.js";
@@ -30,7 +30,7 @@ import { advanceStage, promotionOverdue } from "./stages.js";
 import { capacityMessage } from "./status-conditions.js";
 import type { InvalidSpecPlan } from "./reported.js";
 import { invalidSpecPlan, rejectedMessage } from "./reported.js";
-import { announceRefusal } from "./refusal.js";
+import { announceRefusal, announceTemplateProblem } from "./refusal.js";
 import { statusConditions } from "./status-conditions.js";
 import { canonicalRevisions, revisionOf } from "../identity/revision.js";
 import { describeShare, phaseRoute, secondaryWeight, splitWeights } from "./steps.js";
@@ -84,7 +84,7 @@ export function startPlan({ app, observed, now }: ReconcileInput): Planning {
     return { kind: "invalid", plan: invalidSpecPlan(app, refused.message, now, refused.reason) };
   }
   try {
-    const spec = withDefaults(app.spec);
+    const spec = withTemplateMetrics(withDefaults(app.spec), app, observed);
     const first = evaluate({ app, spec, observed, now });
     const gate = first.gateWanted;
     if (gate !== undefined) {
@@ -107,6 +107,26 @@ export function startPlan({ app, observed, now }: ReconcileInput): Planning {
     if (error instanceof InvalidSpecError) return { kind: "invalid", plan: invalidSpecPlan(app, error.message, now) };
     throw error;
   }
+}
+
+/**
+ * The spec with the metrics of its analysis templates joined to its own (ADR 0031): a running test's, as they
+ * were recorded when it started; otherwise those the templates resolve to now (the test a plan starts records
+ * them). A test that recorded none (it began before the app named a template) takes them when they resolve.
+ */
+export function withTemplateMetrics(
+  spec: ResolvedSpec,
+  app: CanaryApp,
+  observed: Pick<Observation, "analysisTemplates">,
+): ResolvedSpec {
+  const resolution = observed.analysisTemplates;
+  const templates =
+    app.status?.canary?.analysisTemplates ?? (resolution?.kind === "resolved" ? resolution.templates : []);
+  if (templates.length === 0) return spec;
+  return {
+    ...spec,
+    analysis: { ...spec.analysis, metrics: [...spec.analysis.metrics, ...templates.flatMap((t) => t.metrics)] },
+  };
 }
 
 /** The canonical revisions the plan's pods carry: what the checks select each track's requests by. */
@@ -144,6 +164,7 @@ export function analysisDue(input: AnalysisDueInput): boolean {
 function evaluate(input: PlanInput): { plan: Plan; analysisWanted: boolean; gateWanted: GateType | undefined } {
   const ctx = createContext(input);
   announceRefusal(ctx);
+  announceTemplateProblem(ctx);
   settlePrimaryImage(ctx);
   handleInvalidRequests(ctx);
   const running = ctx.status.canary;
@@ -198,6 +219,7 @@ function runTest(ctx: PlanContext, canary: CanaryState): void {
     const failure = trackDigest(ctx, canary);
     if (failure !== undefined) startRollback(ctx, canary, failure);
   }
+  if (!isEnding(canary.stage)) pinTemplates(ctx, canary);
   const stage = canary.stage;
   advanceStage(ctx, canary);
   // A test that reached its end stage in this plan may already be drained (e.g. no traffic was on it).
@@ -230,6 +252,8 @@ function noTestRunning(ctx: PlanContext): void {
     return;
   }
   if (ctx.problems.length > 0) return;
+  // Never a test without its templates' metrics: one judged without them could pass what they would fail.
+  if (ctx.observed.analysisTemplates?.kind === "problem") return;
   // A promote or abort request still on the app was meant for no test, or for one that just ended. The new
   // test waits for the annotation's removal (which triggers the next reconcile): started now, a replay of
   // this plan before the removal would apply the old request to it.

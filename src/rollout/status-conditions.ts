@@ -1,7 +1,7 @@
 import type { CanaryState, Condition } from "../api/types.js";
 import { CONDITION } from "../api/types.js";
 import type { ConditionUpdate } from "./conditions.js";
-import { CHILD_REJECTED, CHILDREN_APPLIED, ROUTE_ACCEPTED, setCondition } from "./conditions.js";
+import { ANALYSIS_READY, CHILD_REJECTED, CHILDREN_APPLIED, ROUTE_ACCEPTED, setCondition } from "./conditions.js";
 import type { CanaryView, CapacityWait, PlanView } from "./context.js";
 import type { WorkloadObservation } from "./types.js";
 /** The Ready and Progressing reason while a batch release waits for approval. */
@@ -154,14 +154,44 @@ export function statusConditions(ctx: PlanView, overdue: boolean): Condition[] {
       ? {
           type: CONDITION.InvalidSpec,
           status: "True",
-          reason: ctx.observed.analysisRefused?.reason ?? "InvalidAnalysis",
+          reason:
+            ctx.observed.analysisRefused?.reason ??
+            (ctx.observed.analysisTemplates?.kind === "problem" ? ctx.observed.analysisTemplates.reason : undefined) ??
+            "InvalidAnalysis",
           message: ctx.problems.join("; "),
           ...gen,
         }
       : { type: CONDITION.InvalidSpec, status: "False", reason: "Valid", message: "the spec can be acted on", ...gen },
     at,
   );
-  return routeAccepted(list, ctx, at);
+  return analysisReady(routeAccepted(list, ctx, at), ctx, at);
+}
+
+/**
+ * AnalysisReady, on an app that uses analysis templates: whether they resolve now, and what a running test is
+ * judged by (the metrics recorded when it started, ADR 0031).
+ */
+function analysisReady(list: readonly Condition[], ctx: PlanView, at: string): Condition[] {
+  const resolution = ctx.observed.analysisTemplates;
+  if (resolution === undefined) return list.filter((c) => c.type !== ANALYSIS_READY);
+  const generation = ctx.app.metadata.generation;
+  const gen = generation !== undefined ? { observedGeneration: generation } : {};
+  const pinned = ctx.status.canary?.analysisTemplates;
+  if (resolution.kind === "problem") {
+    const goesOn =
+      pinned !== undefined
+        ? "; the running test goes on with the metrics recorded from its templates when it started"
+        : "; no test starts until they resolve";
+    const message = `${resolution.message}${goesOn}`;
+    return setCondition(
+      list,
+      { type: ANALYSIS_READY, status: "False", reason: resolution.reason, message, ...gen },
+      at,
+    );
+  }
+  const names = resolution.templates.map((t) => `${t.kind}/${t.name}`).join(", ");
+  const message = `the metrics of ${names} resolve${pinned !== undefined ? "; the running test is judged by those recorded when it started" : ""}`;
+  return setCondition(list, { type: ANALYSIS_READY, status: "True", reason: "TemplatesResolved", message, ...gen }, at);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { ReadonlyDeep } from "type-fest";
 import type { ResolvedSpec } from "../api/defaults.js";
+import type { TemplateResolution } from "../analysis/template-resolution.js";
 import type {
   CanaryApp,
   CanaryAppStatus,
@@ -81,6 +82,12 @@ export interface Observation {
    * policy): the analysis cannot run, so no test takes traffic, and nothing is held against the image.
    */
   analysisRefused?: { reason: string; message: string };
+  /**
+   * What the app's `spec.analysis.templates` resolve to now, from the template caches (ADR 0031): their metrics,
+   * or why they cannot be resolved. Absent when the app uses no template. A running test is judged by the
+   * metrics recorded when it started (`status.canary.analysisTemplates`), not by these.
+   */
+  analysisTemplates?: TemplateResolution;
   /**
    * Why nothing of this app may be written at all (its route would answer for another team's host, an
    * earlier app owns a name its children need): the spec is shown as not acted on, and no child is touched.

@@ -4,7 +4,7 @@
  */
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import { LABELS, MANAGED_BY_VALUE, REVISION_LABEL, type CanaryApp } from "../api/types.js";
+import { LABELS, MANAGED_BY_VALUE, REVISION_LABEL, type CanaryAnalysisTemplate, type CanaryApp } from "../api/types.js";
 import type { Config } from "../config.js";
 import { createInformer } from "../controller/create-informer.js";
 import { ServedInformer } from "../controller/served-informer.js";
@@ -13,7 +13,15 @@ import type { ShardCache, ShardWork } from "../controller/shard-work.js";
 import { shareLabelValue, shareOf, shareSelector } from "../controller/shards.js";
 import { keyFromLabel, objectKey, type KeyedObject } from "../object-keys.js";
 import { servesResource } from "../kube/discovery.js";
-import { CANARY_APPS, CHILD_KINDS, HTTP_ROUTES, PODS, type KindInfo } from "../kube/kinds.js";
+import {
+  ANALYSIS_TEMPLATES,
+  CANARY_APPS,
+  CHILD_KINDS,
+  CLUSTER_ANALYSIS_TEMPLATES,
+  HTTP_ROUTES,
+  PODS,
+  type KindInfo,
+} from "../kube/kinds.js";
 import type { KubeRest } from "../kube/rest.js";
 import type { Later } from "./later.js";
 
@@ -28,6 +36,15 @@ export interface AppCaches {
   secondaryPods: Informer<KubernetesObject>;
   /** A StatefulSet's pods, which carry their revision instead of a track (ADR 0015). */
   statefulSetPods: Informer<KubernetesObject>;
+  /**
+   * The analysis templates (ADR 0031), each watched where the cluster serves its kind: CanaryAnalysisTemplates
+   * in the watched namespaces, ClusterCanaryAnalysisTemplates cluster-wide. Every replica keeps all of them
+   * (a template is not an app's: any share's app may use it).
+   */
+  analysisTemplates: {
+    namespaced: ServedInformer<CanaryAnalysisTemplate>;
+    cluster: ServedInformer<CanaryAnalysisTemplate>;
+  };
 }
 
 export interface CacheSet {
@@ -98,6 +115,21 @@ export function buildCaches({
     make: () => child(HTTP_ROUTES),
     log: log.child({ informer: HTTP_ROUTES.plural }),
   });
+  // A template CRD not installed costs nothing: its cache stays empty and asks nothing, and an app that names a
+  // template of that kind is told so (AnalysisReady: TemplatesNotServed).
+  const templates = (kind: KindInfo<CanaryAnalysisTemplate>, namespaces: readonly string[]) =>
+    new ServedInformer<CanaryAnalysisTemplate>({
+      isServed: () => servesResource(api, kind, log),
+      make: () =>
+        createInformer<CanaryAnalysisTemplate>({
+          type: kind,
+          namespaces,
+          list: (args) => kind.list(api, args),
+          watcher: api,
+          log: log.child({ informer: kind.plural }),
+        }),
+      log: log.child({ informer: kind.plural }),
+    });
   const caches: AppCaches = {
     canaryApps: informer(CANARY_APPS, objectKey),
     children: new Map<string, Informer<KubernetesObject>>([
@@ -106,6 +138,11 @@ export function buildCaches({
     ]),
     secondaryPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${LABELS.track}=secondary`),
     statefulSetPods: informer(PODS, appOfChild, `${CHILD_SELECTOR},${REVISION_LABEL}`),
+    analysisTemplates: {
+      namespaced: templates(ANALYSIS_TEMPLATES, config.namespaces),
+      // Cluster-scoped: one watch, whatever namespaces the controller is limited to.
+      cluster: templates(CLUSTER_ANALYSIS_TEMPLATES, []),
+    },
   };
   const named = new Map<string, Informer<unknown>>([
     ["canaryapps", caches.canaryApps],

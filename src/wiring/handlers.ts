@@ -13,6 +13,7 @@ import type { CredentialSecret } from "./credential-secrets.js";
 import { clashCandidates } from "../resources/ownership.js";
 import type { AppCaches } from "./caches.js";
 import type { LateQueue } from "./later.js";
+import { TemplateUsers } from "./template-users.js";
 
 /** Registers the caches with `controller` and their handlers, in the order they are called. */
 export function watchAppObjects({
@@ -70,4 +71,23 @@ export function watchAppObjects({
   secrets.onAdd(requeueUsers);
   secrets.onUpdate(requeueUsers);
   secrets.onDelete(requeueUsers);
+  // A template added, changed or removed: the apps that name it are judged again (ADR 0031), found by an index
+  // the apps' own events keep. A running test is not changed by it (its metrics are recorded), the next is.
+  const templateUsers = new TemplateUsers();
+  caches.canaryApps.onAdd((app) => templateUsers.set(app));
+  caches.canaryApps.onUpdate((app) => templateUsers.set(app));
+  caches.canaryApps.onDelete((app) => templateUsers.remove(app));
+  for (const [kind, cache] of [
+    ["CanaryAnalysisTemplate", caches.analysisTemplates.namespaced],
+    ["ClusterCanaryAnalysisTemplate", caches.analysisTemplates.cluster],
+  ] as const) {
+    controller.addCache(cache);
+    const requeue = (template: ObjectWithMeta): void => {
+      for (const key of templateUsers.of(kind, template))
+        if (work === undefined || work.accepts(key)) queue.requeue(key);
+    };
+    cache.onAdd(requeue);
+    cache.onUpdate(requeue);
+    cache.onDelete(requeue);
+  }
 }

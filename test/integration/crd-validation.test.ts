@@ -4,8 +4,14 @@
  */
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
-import type { CanaryApp } from "../../src/api/types.js";
-import { canaryApps, createTestNamespace, rejectionMessage, testKubeConfig } from "../support/kube.js";
+import type { CanaryAnalysisTemplateSpec, CanaryApp } from "../../src/api/types.js";
+import {
+  analysisTemplates,
+  canaryApps,
+  createTestNamespace,
+  rejectionMessage,
+  testKubeConfig,
+} from "../support/kube.js";
 import { SEED_SPEC } from "../../src/resources/fixtures.test-helpers.js";
 import { DEFAULTS } from "../../src/api/defaults.js";
 
@@ -103,7 +109,7 @@ const invalid: { name: string; spec: Spec; metadataName?: string; message: RegEx
   {
     name: "metric without bounds",
     spec: { ...seedSpec, analysis: { metrics: [{ name: "request-success-rate" }] } },
-    message: /a metric needs min, max or both/,
+    message: /a metric needs min, max or both, or a judge/,
   },
   {
     name: "metric min above max",
@@ -310,6 +316,59 @@ const invalid: { name: string; spec: Spec; metadataName?: string; message: RegEx
   },
 ];
 
+const metric = { name: "errors", query: "sum(up)", max: 1 };
+const invalidApps: { name: string; analysis: Record<string, unknown>; message: RegExp }[] = [
+  {
+    name: "a metric with both a judge and a max",
+    analysis: { metrics: [{ ...metric, judge: {} }] },
+    message: /a metric is judged either by min\/max or by judge, not both/,
+  },
+  {
+    name: "a metric of weight 0",
+    analysis: { metrics: [{ ...metric, weight: 0 }] },
+    message: /a metric's weight must be greater than 0/,
+  },
+  {
+    name: "a provider of an unknown type",
+    analysis: { metrics: [{ ...metric, provider: { type: "splunk" } }] },
+    message: /provider\.type: Unsupported value: "splunk"/,
+  },
+  {
+    name: "a metric interval in words",
+    analysis: { metrics: [{ ...metric, judge: {}, max: undefined, interval: "ten seconds" }] },
+    message: /a metric's interval must be a duration between 1s and 24h/,
+  },
+  {
+    name: "a score whose pass is below its marginal",
+    analysis: { score: { pass: 50, marginal: 75 } },
+    message: /score\.pass must not be lower than score\.marginal/,
+  },
+  {
+    name: "a score above 100",
+    analysis: { score: { pass: 101 } },
+    message: /score\.pass in body should be less than or equal to 100/,
+  },
+  {
+    name: "a template of an unknown kind",
+    analysis: { templates: [{ name: "slo", kind: "Template" }] },
+    message: /templates\[0\]\.kind: Unsupported value: "Template"/,
+  },
+  {
+    name: "the same template twice",
+    analysis: { templates: [{ name: "slo" }, { name: "slo", kind: "CanaryAnalysisTemplate" }] },
+    message: /templates\[1\]: Duplicate value/,
+  },
+  {
+    name: "a template arg that is not an identifier",
+    analysis: { templates: [{ name: "slo", args: [{ name: "max-rate", value: "1" }] }] },
+    message: /an arg's name is an identifier/,
+  },
+];
+
+for (const bad of invalidApps) {
+  invalid.push({ name: bad.name, spec: { ...seedSpec, analysis: bad.analysis }, message: bad.message });
+}
+
 describe("CanaryApp API validation", () => {
   const kc = testKubeConfig();
   let apps: ReturnType<typeof canaryApps>;
@@ -511,6 +570,39 @@ describe("CanaryApp API validation", () => {
     );
   });
 
+  test("templates, a score and a judged metric with its provider are accepted; a template's kind defaults", async () => {
+    const created = await apps.create({
+      metadata: { name: "templated" },
+      spec: {
+        ...seedSpec,
+        analysis: {
+          templates: [
+            { name: "rates", args: [{ name: "max_rate", value: "1" }] },
+            { name: "rates", kind: "ClusterCanaryAnalysisTemplate" },
+          ],
+          score: { pass: 90, marginal: 70 },
+          metrics: [
+            {
+              name: "latency",
+              query: "sum(rate(x[1m]))",
+              judge: { direction: "increase", confidence: 0.9 },
+              interval: "10s",
+              weight: 2,
+              critical: true,
+              mustHaveData: false,
+              provider: { type: "prometheus", address: "http://thanos.monitoring.svc:9090" },
+            },
+          ],
+        },
+      },
+    });
+    assert.deepEqual(
+      created.spec.analysis?.templates?.map((t) => t.kind),
+      ["CanaryAnalysisTemplate", "ClusterCanaryAnalysisTemplate"],
+    );
+    assert.equal(created.spec.analysis?.metrics?.[0]?.weight, 2);
+  });
+
   for (const [index, bad] of invalid.entries()) {
     test(`rejects: ${bad.name}`, async () => {
       const name = bad.metadataName ?? `bad-${index}`;
@@ -521,6 +613,102 @@ describe("CanaryApp API validation", () => {
       assert.ok(error, `${bad.name}: the API server accepted it`);
       const message = rejectionMessage(error);
       assert.match(message, bad.message);
+    });
+  }
+});
+
+describe("analysis template API validation", () => {
+  const kc = testKubeConfig();
+  let namespaced: ReturnType<typeof analysisTemplates>;
+  const cluster = analysisTemplates(kc, undefined);
+  const suffix = Math.random().toString(16).slice(2, 8);
+  const SPEC: CanaryAnalysisTemplateSpec = {
+    args: [{ name: "max_rate", value: "1" }, { name: "service" }],
+    metrics: [
+      { name: "errors", query: 'sum(rate(e{svc="{{args.service}}"}[{{interval}}])) > {{args.max_rate}}', max: 0 },
+    ],
+  };
+
+  before(async () => {
+    namespaced = analysisTemplates(kc, await createTestNamespace(kc, "crd-tpl"));
+  });
+
+  test("a CanaryAnalysisTemplate and a ClusterCanaryAnalysisTemplate with args and metrics are accepted", async () => {
+    const a = await namespaced.create({ metadata: { name: "slo" }, spec: SPEC });
+    assert.deepEqual(a.spec, SPEC);
+    const name = `slo-${suffix}`;
+    try {
+      const b = await cluster.create({ metadata: { name }, spec: SPEC });
+      assert.equal(b.metadata.namespace, undefined);
+    } finally {
+      await cluster.delete(name).catch(() => undefined);
+    }
+  });
+
+  const bad: { name: string; spec: Record<string, unknown>; message: RegExp }[] = [
+    { name: "no metrics", spec: { args: [] }, message: /spec\.metrics: Required value/ },
+    {
+      name: "two metrics of one name",
+      spec: { metrics: [metric, metric] },
+      message: /metrics\[1\]: Duplicate value/,
+    },
+    {
+      name: "two args of one name",
+      spec: { args: [{ name: "a" }, { name: "a", value: "1" }], metrics: [metric] },
+      message: /args\[1\]: Duplicate value/,
+    },
+    {
+      name: "an arg that is not an identifier",
+      spec: { args: [{ name: "1st" }], metrics: [metric] },
+      message: /an arg's name is an identifier/,
+    },
+    {
+      name: "a metric without a query (a template has no built-in metric)",
+      spec: { metrics: [{ name: "request-success-rate", min: 99 }] },
+      message: /metrics\[0\]\.query: Required value/,
+    },
+    {
+      name: "a metric with neither min, max nor judge",
+      spec: { metrics: [{ name: "errors", query: "up" }] },
+      message: /a metric needs min, max or both, or a judge/,
+    },
+    {
+      name: "a metric with a judge and a min",
+      spec: { metrics: [{ name: "errors", query: "up", min: 1, judge: {} }] },
+      message: /a metric is judged either by min\/max or by judge, not both/,
+    },
+    {
+      name: "a negative weight",
+      spec: { metrics: [{ ...metric, weight: -1 }] },
+      message: /a metric's weight must be greater than 0/,
+    },
+    {
+      name: "a provider of an unknown type",
+      spec: { metrics: [{ ...metric, provider: { type: "splunk" } }] },
+      message: /provider\.type: Unsupported value: "splunk"/,
+    },
+    {
+      name: "an interval in words",
+      spec: { metrics: [{ name: "errors", query: "up", judge: {}, interval: "10 seconds" }] },
+      message: /a metric's interval must be a duration between 1s and 24h/,
+    },
+  ];
+  for (const [index, b] of bad.entries()) {
+    test(`rejects: ${b.name}`, async () => {
+      for (const [kind, api, name] of [
+        ["namespaced", namespaced, `bad-${index}`],
+        ["cluster", cluster, `bad-${index}-${suffix}`],
+      ] as const) {
+        const error = await api
+          .create({ metadata: { name }, spec: b.spec as unknown as CanaryAnalysisTemplateSpec })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        if (error === undefined && kind === "cluster") await cluster.delete(name).catch(() => undefined);
+        assert.ok(error, `${b.name}: the API server accepted the ${kind} template`);
+        assert.match(rejectionMessage(error), b.message);
+      }
     });
   }
 });

@@ -122,15 +122,24 @@ describe("Helm chart charts/canaryapp", () => {
     assert.doesNotMatch(out, /\[(ERROR|WARNING)\]/, out);
   });
 
-  test("the chart's CRD is crds/canaryapp.yaml, byte for byte (make chart copies it)", async () => {
-    const [source, chart] = await Promise.all([
-      readFile(join(repoRoot, "crds", "canaryapp.yaml"), "utf8"),
-      readFile(join(repoRoot, CHART, "crds", "canaryapp.yaml"), "utf8"),
-    ]);
-    assert.equal(chart, source, "run `make chart`");
+  test("the chart's CRDs are those of crds/, byte for byte (make chart copies them)", async () => {
     const rendered = await helmTemplate();
-    const crd = find(rendered, "CustomResourceDefinition", "canaryapps.canaryapp.io");
-    assert.deepEqual(crd, loadAllYaml(source)[0]);
+    for (const [file, names] of [
+      ["canaryapp.yaml", ["canaryapps.canaryapp.io"]],
+      [
+        "analysis-templates.yaml",
+        ["canaryanalysistemplates.canaryapp.io", "clustercanaryanalysistemplates.canaryapp.io"],
+      ],
+    ] as const) {
+      const [source, chart] = await Promise.all([
+        readFile(join(repoRoot, "crds", file), "utf8"),
+        readFile(join(repoRoot, CHART, "crds", file), "utf8"),
+      ]);
+      assert.equal(chart, source, "run `make chart`");
+      names.forEach((name, i) =>
+        assert.deepEqual(find(rendered, "CustomResourceDefinition", name), loadAllYaml(source)[i]),
+      );
+    }
   });
 
   test("the default values render config/default: RBAC rules, ServiceAccount, Deployment, CRD, admission policy", async () => {
@@ -155,15 +164,21 @@ describe("Helm chart charts/canaryapp", () => {
     );
   });
 
-  test("watchNamespaces renders config/namespaced: a Role per namespace, no cluster-wide rights", async () => {
+  test("watchNamespaces renders config/namespaced: a Role per namespace, cluster-wide only reading cluster templates", async () => {
     const [chart, config] = await Promise.all([
       helmTemplate(["watchNamespaces={team-a}"]),
       kustomize(kubectl, repoRoot, "config/namespaced"),
     ]);
     assert.deepEqual(rbacOf(chart), rbacOf(config));
-    assert.equal(
-      chart.some((o) => o.kind === "ClusterRole" || o.kind === "ClusterRoleBinding"),
-      false,
+    assert.deepEqual(
+      chart
+        .filter((o) => o.kind === "ClusterRole" || o.kind === "ClusterRoleBinding")
+        .map((o) => `${o.kind}/${o.metadata.name}`)
+        .sort(),
+      [
+        "ClusterRole/canaryapp-controller-cluster-templates",
+        "ClusterRoleBinding/canaryapp-controller-cluster-templates",
+      ],
     );
     assert.deepEqual(
       deploymentEssentials(find<Manifest & V1Deployment>(chart, "Deployment", "canaryapp-controller")),

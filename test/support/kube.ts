@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { waitFor } from "../../e2e/cluster/wait.js";
-import { GROUP, PLURAL, VERSION } from "../../src/api/types.js";
-import type { CanaryApp } from "../../src/api/types.js";
+import { GROUP, PLURAL, TEMPLATE_KINDS, VERSION } from "../../src/api/types.js";
+import type { CanaryAnalysisTemplate, CanaryApp } from "../../src/api/types.js";
 import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js";
 
 type KubeConfig = PooledKubeConfig;
@@ -78,4 +78,34 @@ export function eventually<T>(
   { timeoutMs = 20_000, intervalMs = 100 } = {},
 ): Promise<T> {
   return waitFor(`waiting for ${what}`, async () => check(), { timeoutMs, intervalMs });
+}
+
+/**
+ * Typed access to the analysis templates (ADR 0031): CanaryAnalysisTemplates in `namespace`, or with
+ * `namespace` undefined the ClusterCanaryAnalysisTemplates.
+ */
+export function analysisTemplates(kc: KubeConfig, namespace: string | undefined) {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const kind = namespace === undefined ? TEMPLATE_KINDS.cluster : TEMPLATE_KINDS.namespaced;
+  const ref = { group: GROUP, version: VERSION, plural: kind.plural };
+  return {
+    create: async (template: Omit<CanaryAnalysisTemplate, "apiVersion" | "kind">) => {
+      const body = { apiVersion: `${GROUP}/${VERSION}`, kind: kind.kind, ...template };
+      return (await (namespace === undefined
+        ? api.createClusterCustomObject({ ...ref, body })
+        : api.createNamespacedCustomObject({ ...ref, namespace, body }))) as CanaryAnalysisTemplate;
+    },
+    patchSpec: async (name: string, spec: Partial<CanaryAnalysisTemplate["spec"]>) =>
+      (await (namespace === undefined
+        ? api.patchClusterCustomObject({ ...ref, name, body: { spec } }, MERGE_PATCH)
+        : api.patchNamespacedCustomObject(
+            { ...ref, namespace, name, body: { spec } },
+            MERGE_PATCH,
+          ))) as CanaryAnalysisTemplate,
+    delete: async (name: string) => {
+      await (namespace === undefined
+        ? api.deleteClusterCustomObject({ ...ref, name })
+        : api.deleteNamespacedCustomObject({ ...ref, namespace, name }));
+    },
+  };
 }

@@ -24,6 +24,19 @@ helm.sh/chart: {{ .Chart.Name }}-{{ .Chart.Version }}
 - apiGroups: ["canaryapp.io"]
   resources: ["canaryapps/finalizers"]
   verbs: ["update"]
+{{- if empty .Values.watchNamespaces }}
+# The analysis templates an app names (ADR 0031), read for their metrics and never written; watched only
+# where the cluster serves their CRDs.
+- apiGroups: ["canaryapp.io"]
+  resources: ["canaryanalysistemplates", "clustercanaryanalysistemplates"]
+  verbs: ["get", "list", "watch"]
+{{- else }}
+# The analysis templates of this namespace (ADR 0031); the cluster-scoped ones are read through their own
+# ClusterRole.
+- apiGroups: ["canaryapp.io"]
+  resources: ["canaryanalysistemplates"]
+  verbs: ["get", "list", "watch"]
+{{- end }}
 - apiGroups: ["apps"]
   resources: ["deployments"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
