@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
 import { lookAlpha } from "./looks.js";
-import { judgeMetric, metricOutcome, relativeShift } from "./metric.js";
+import { EXACT_P_LIMIT, judgeMetric, metricOutcome, relativeShift } from "./metric.js";
 
 // The worked example of ADR 0030: the primary's p50 latency (ms), one sample every 10 s over a 2-minute step,
 // judged at the first of 5 steps with the default confidence (alpha 0.05 / 5 = 0.01).
@@ -80,6 +80,15 @@ describe("judgeMetric: not enough data", () => {
     assert.deepEqual([r.verdict, r.n, r.p], ["toofew", 9, undefined]);
     assert.equal(r.baselineMedian, 20.05);
     assert.equal(judgeMetric({ canary: SLOWER.slice(0, 9), baseline: BASELINE, alpha, minSamples: 5 }).verdict, "high");
+  });
+  test("a short sample against a long one: asymptotic above EXACT_P_LIMIT pairs, exact below", () => {
+    const long = Array.from({ length: 400 }, (_, i) => 20 + (i % 97) / 10);
+    const short = [31, 32, 33, 34, 35, 36, 37, 38];
+    assert.ok(short.length * long.length > EXACT_P_LIMIT);
+    const r = judgeMetric({ canary: short, baseline: long.slice(0, 397), alpha, minSamples: 5 });
+    assert.deepEqual([r.verdict, r.method], ["high", "asymptotic"]);
+    const small = judgeMetric({ canary: short, baseline: [20.1, 20.3, 20.2, 19.9, 20.0], alpha, minSamples: 5 });
+    assert.deepEqual([small.verdict, small.method], ["high", "exact"]);
   });
   test("an alpha out of (0, 0.5) is refused", () => {
     assert.throws(() => judgeMetric({ canary: SLOWER, baseline: BASELINE, alpha: 0.5 }), RangeError);

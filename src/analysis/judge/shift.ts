@@ -29,7 +29,7 @@ export interface Shift {
 }
 
 /** The median of sorted values. */
-export function median(sorted: readonly number[]): number {
+export function median(sorted: ArrayLike<number>): number {
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1
     ? (sorted[mid] as number)
@@ -65,13 +65,12 @@ export function hodgesLehmann(x: readonly number[], y: readonly number[], alpha:
   if (x.length === 0 || y.length === 0) throw new RangeError("hodgesLehmann: a sample is empty");
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`hodgesLehmann: alpha=${alpha} is not in (0, 1)`);
   const d = pairwiseDifferences(x, y);
-  const all = Array.from(d);
   const rank = ciRank(x.length, y.length, alpha);
   // Past the middle the interval would turn over (only for alpha near 1): the estimate's own rank at most.
   const k = Math.min(rank.k, Math.floor((d.length + 1) / 2));
   const coverage = rank.coverage;
   return {
-    estimate: median(all),
+    estimate: median(d),
     ciLow: d[k - 1] as number,
     ciHigh: d[d.length - k] as number,
     coverage,
