@@ -220,7 +220,7 @@ describe("judged metrics (ADR 0030)", () => {
       spec: { analysis: { stepWeights: [10, 30, 50], metrics: [judged] } },
       status: testing({ step: 1, stepStartedAt: iso(30), stepBeganAt: iso(30) }),
     });
-    const [, primary, secondary] = renderChecks(app, withDefaults(app.spec), at(50));
+    const [, primary, secondary] = renderChecks(app, withDefaults(app.spec), at(50.7));
     assert.equal(
       primary?.query,
       `histogram_quantile(0.5, sum by (le) (rate(d_bucket{revision="primary",w="web-primary"}[10s])))`,
@@ -231,7 +231,7 @@ describe("judged metrics (ADR 0030)", () => {
     );
     assert.deepEqual(secondary?.range, { start: iso(30), end: iso(50), stepSeconds: 2 });
     assert.deepEqual(secondary?.judge?.look, { index: 2, planned: 3 });
-    assert.equal(secondary?.window, "20s");
+    assert.equal(secondary?.window, "21s");
   });
 
   test("a query that names no track, or a judge with min/max, is a problem", () => {

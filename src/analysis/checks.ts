@@ -348,7 +348,9 @@ function renderJudged(
   const track = check.track ?? "secondary";
   const settings = check.judge;
   const startMs = Number(vars.stepStart) * 1000;
-  const endMs = now?.getTime() ?? startMs + spec.analysis.intervalSeconds * 1000;
+  // Whole seconds, as the step's window: a run is known by its rendered checks (analysisStep), so they must not
+  // change between the reconcile that starts it and the one that collects it a moment later.
+  const endMs = Math.floor((now?.getTime() ?? startMs + spec.analysis.intervalSeconds * 1000) / 1000) * 1000;
   const planned = Math.max(1, spec.analysis.weights.length);
   const step = app.status?.canary?.step ?? 0;
   return {
