@@ -88,7 +88,7 @@ chromium: ## Install Debian's chromium package when missing (the dashboard's bro
 	e2e/toolchain/install-chromium.sh
 
 .PHONY: metric-servers
-metric-servers: ## Install Debian's influxdb (1.x) and victoria-metrics when missing (the metric sources' integration tests start them)
+metric-servers: ## Install Debian's influxdb (1.x), victoria-metrics and graphite-web when missing (the metric sources' integration tests start them)
 	e2e/toolchain/install-metric-servers.sh
 
 ISTIOCTL_VERSION := $(shell sed -n 's/^ISTIOCTL_VERSION=//p' e2e/toolchain/versions.env)
