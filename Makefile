@@ -100,7 +100,7 @@ judge-reference: build scipy ## Regenerate src/analysis/judge/scipy-reference.js
 	mv src/analysis/judge/scipy-reference.json.tmp src/analysis/judge/scipy-reference.json
 
 .PHONY: metric-servers
-metric-servers: ## Install Debian's influxdb (1.x) and victoria-metrics when missing (the metric sources' integration tests start them)
+metric-servers: ## Install Debian's influxdb (1.x), victoria-metrics and graphite-web when missing (the metric sources' integration tests start them)
 	e2e/toolchain/install-metric-servers.sh
 
 ISTIOCTL_VERSION := $(shell sed -n 's/^ISTIOCTL_VERSION=//p' e2e/toolchain/versions.env)

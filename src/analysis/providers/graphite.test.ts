@@ -81,7 +81,7 @@ describe("Graphite (the documented render API)", () => {
       { kind: "samples", values: [1, 2, 3, 5, 6] },
     ]);
     const url = new URL(server.requests.at(-1)?.url ?? "", server.url);
-    assert.equal(url.searchParams.get("from"), "1311836008");
+    assert.equal(url.searchParams.get("from"), "1311836007");
     assert.equal(url.searchParams.get("until"), "1311836012");
   });
 

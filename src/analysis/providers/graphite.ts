@@ -34,8 +34,10 @@ export const graphiteSource: SourceKind = {
   label: "Graphite",
   query: async (source, check) => {
     const until = check.range ? epochSeconds(check.range.end) : epochSeconds(source.now());
+    // Graphite's `from` is exclusive: whisper starts at the slot after it (whisper.py's fetch rounds
+    // `fromTime - fromTime % step + step`), so a range's first sample is asked from one second before.
     const from = check.range
-      ? epochSeconds(check.range.start)
+      ? epochSeconds(check.range.start) - 1
       : until - durationSeconds(check.window, DEFAULT_WINDOW_SECONDS);
     const params = new URLSearchParams({
       target: check.query,

@@ -8,6 +8,7 @@
  */
 import pRetry from "p-retry";
 import type { Dispatcher } from "undici";
+import { DEFAULTS } from "../../api/defaults.js";
 import type { CanaryApp, MetricProviderSpec, MetricProviderType } from "../../api/types.js";
 import { objectKey } from "../../object-keys.js";
 import type { AnalysisCheck } from "../checks.js";
@@ -38,7 +39,7 @@ export interface SourceAccess {
     secret: { name: string; namespace: string; allowedUrls: string | undefined },
     url: string,
   ) => string | undefined;
-  /** Limit for one attempt; default 10 s. */
+  /** Limit for one attempt; default the app's `spec.prometheus.timeoutSeconds`, its analysis' deadline. */
   timeoutMs?: number;
   /** Retries after a transient failure; default 2. */
   retries?: number;
@@ -144,10 +145,12 @@ export async function openSource(
     if (missing.length > 0) return `${about}: ${where} has no key ${missing.map((k) => `"${k}"`).join(", ")}`;
   }
   const base = address.replace(/\/+$/, "");
+  const timeoutMs =
+    access.timeoutMs ?? (app.spec.prometheus?.timeoutSeconds ?? DEFAULTS.prometheusTimeoutSeconds) * 1000;
   return {
     base,
     secret: (key) => values.get(key),
-    call: (path, init) => call(`${base}${path}`, init ?? {}, access),
+    call: (path, init) => call(`${base}${path}`, init ?? {}, { ...access, timeoutMs }),
     now: access.now ?? (() => new Date()),
   };
 }
@@ -163,7 +166,7 @@ function call(url: string, init: CallInit, access: SourceAccess): Promise<unknow
         method: init.method ?? "GET",
         headers: init.headers ?? {},
         ...(init.body !== undefined && { body: init.body }),
-        signal: AbortSignal.timeout(access.timeoutMs ?? 10_000),
+        signal: AbortSignal.timeout(access.timeoutMs ?? DEFAULTS.prometheusTimeoutSeconds * 1000),
         ...(access.dispatcher !== undefined && { dispatcher: access.dispatcher }),
       });
     } catch (error) {
@@ -183,6 +186,8 @@ function call(url: string, init: CallInit, access: SourceAccess): Promise<unknow
   return pRetry(attempt, {
     retries: access.retries ?? 2,
     minTimeout: 200,
+    // No retry starts once one attempt's time has passed: the analysis' deadline is about that long.
+    maxRetryTime: access.timeoutMs,
     unref: true,
     shouldRetry: ({ error }) => error instanceof SourceError && error.retryable,
   });
