@@ -138,7 +138,7 @@ test-unit: build ## Unit tests (no cluster)
 	npm run --silent test:unit
 
 .PHONY: test-integration
-test-integration: build helm gateway-api-crds metric-servers ## Integration tests against a local kube-apiserver (profile api)
+test-integration: build helm gateway-api-crds metric-servers scipy ## Integration tests against a local kube-apiserver (profile api)
 	npm run --silent test:integration
 
 .PHONY: test-e2e

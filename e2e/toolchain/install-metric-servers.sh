@@ -16,6 +16,13 @@ if [ "${#missing[@]}" -eq 0 ]; then
 fi
 [ "$(id -u)" -eq 0 ] || { echo "${missing[*]} missing: rerun as root, or: sudo apt-get install ${missing[*]}" >&2; exit 1; }
 log "installing Debian's ${missing[*]}"
+# The packages would start their services; the tests start their own servers, so forbid service starts for the
+# duration of the install (the standard policy-rc.d mechanism, as install-prerequisites.sh does for prometheus).
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The packages enable their own services; the tests start their own servers on free ports instead.

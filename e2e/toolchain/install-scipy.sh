@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Debian's python3-scipy package when $PYTHON (default /usr/bin/python3, Debian's own) cannot import
 # scipy: the reference the judge's Mann-Whitney test is checked against (tools/judge/reference.py,
-# test/reference/scipy-live.test.ts, `make judge-reference`). Only the make targets that need it run this
+# test/integration/judge-scipy-live.test.ts, `make judge-reference`). Only the make targets that need it run this
 # (`make scipy`, a prerequisite of judge-reference). Idempotent: a scipy already there is kept.
 set -euo pipefail
 python=${PYTHON:-/usr/bin/python3}

@@ -3,7 +3,7 @@
  * JUDGE_SEED=<n> draws a run's cases again). Needs a python3 that imports scipy (`make scipy`): $PYTHON, else
  * the first of python3 and /usr/bin/python3 that does.
  *
- *   node --test dist/test/reference/scipy-live.test.js
+ *   node --test dist/test/integration/judge-scipy-live.test.js
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -12,7 +12,7 @@ import { test } from "node:test";
 import { referenceCases } from "../../tools/judge/cases.js";
 import { disagreements, type Reference } from "../../tools/judge/agreement.js";
 
-// dist/test/reference/ → the repository's tools/judge/reference.py.
+// dist/test/integration/ → the repository's tools/judge/reference.py.
 const SCRIPT = fileURLToPath(new URL("../../../tools/judge/reference.py", import.meta.url));
 
 function python(): string {
