@@ -113,6 +113,7 @@ export class CanaryReconciler {
   async reconcile(key: string): Promise<ReconcileResult> {
     const app = this.read(key);
     if (app === undefined) return {};
+    this.#status.withHeld(app);
     const log = this.deps.log.child({ canaryapp: key, generation: app.metadata.generation });
     const now = new Date(this.deps.clock.now());
     const refused = this.deps.vetPrometheus?.(app);
@@ -181,6 +182,7 @@ export class CanaryReconciler {
     if (!cached) {
       // Deleted: the garbage collector removes the children through their owner references.
       this.#ahead.forgetApp(key);
+      this.#status.forget(key);
       this.deps.observer.appRemoved(namespace, name);
       this.deps.analyses.forget(key);
       this.deps.notices?.deliveries.forget(key);

@@ -8,7 +8,7 @@
  * (StaleStatusError) and plans again instead of overwriting newer state.
  */
 import type { Logger } from "pino";
-import type { CanaryApp, CanaryAppStatus } from "../api/types.js";
+import type { CanaryApp, CanaryAppStatus, CanaryState } from "../api/types.js";
 import { objectKey } from "../object-keys.js";
 import { isConflict } from "../kube/errors.js";
 import { CHILDREN_APPLIED } from "../rollout/conditions.js";
@@ -29,7 +29,10 @@ export class StaleStatusError extends Error {
 
 /** What the writer needs of the API server. */
 export interface StatusStore {
-  /** Replace the status subresource, guarded by the app's resourceVersion; resolves with the new one. */
+  /**
+   * Replace the status subresource, guarded by the app's resourceVersion; resolves with the new one. The write
+   * is a merge patch from `app.status`, which must be the status the API server holds at that resourceVersion.
+   */
   replaceStatus(app: CanaryApp, status: CanaryAppStatus): Promise<string | undefined>;
 }
 
@@ -69,8 +72,52 @@ export interface Acted {
   createdPrimary: WorkloadObservation | null;
 }
 
+/**
+ * The first sighting of a step's route (`canary.stepRoutedAt`, ADR 0008) that this process holds instead of
+ * writing it at once, for the step of the test it was seen in (`stepOf`) and the stored status it was planned
+ * from (`resourceVersion`, one this process wrote).
+ */
+interface HeldClock {
+  step: string;
+  stepRoutedAt: string;
+  resourceVersion: string;
+}
+
 export class StatusWriter {
+  /** Per app, the step clock this process holds until the app's next status write (ADR 0008, "Since"). */
+  readonly #held = new Map<string, HeldClock>();
+  /** Per app, the resourceVersion this process's last status write returned. */
+  readonly #written = new Map<string, string>();
+
   constructor(private readonly deps: StatusWriterDeps) {}
+
+  /**
+   * Puts the step clock this process holds on the copy of the app a reconcile plans from: the status as this
+   * process knows it. Any other cached app than the one the clock was held on (another resourceVersion: a
+   * write since, or a cache still behind) ends the hold, and the plan times the step from its own sighting.
+   */
+  withHeld(app: CanaryApp): void {
+    const key = objectKey(app) ?? "";
+    const held = this.#held.get(key);
+    if (held === undefined) return;
+    const canary = app.status?.canary;
+    if (
+      app.metadata.resourceVersion !== held.resourceVersion ||
+      canary === undefined ||
+      canary.stepRoutedAt !== undefined ||
+      stepOf(canary) !== held.step
+    ) {
+      this.#held.delete(key);
+      return;
+    }
+    canary.stepRoutedAt = held.stepRoutedAt;
+  }
+
+  /** The app is gone. */
+  forget(appKey: string): void {
+    this.#held.delete(appKey);
+    this.#written.delete(appKey);
+  }
 
   /**
    * Persists the planned status with its Events (status.lastEvents), then tells them: the decision is on
@@ -158,18 +205,66 @@ export class StatusWriter {
     });
   }
 
-  /** Writes `status` if it differs from the app's, and keeps `app` current (status, resourceVersion). */
+  /**
+   * Writes `status` if it differs from the app's, and keeps `app` current (status, resourceVersion). A status
+   * whose only news is the first sighting of the step's route is not written when it was planned from the
+   * status this process last wrote: the clock is held (`withHeld`) and rides on the app's next write. Planned
+   * from anything else (a cache behind that write, a status written by someone else, a process that has
+   * written nothing yet), it is written, guarded as every write: a stale plan loses and plans again. Losing a
+   * held clock (a restart, another replica taking the app) only times the step again from the next
+   * sighting: longer, never shorter (ADR 0008).
+   */
   private async persist(app: CanaryApp, status: CanaryAppStatus): Promise<void> {
     if (statusEqual(app.status, status)) return;
-    try {
-      const resourceVersion = await this.deps.store.replaceStatus(app, status);
+    const key = objectKey(app) ?? "";
+    // What the API server holds: a held clock is on the app's copy only. The write is a patch from this.
+    const stored = this.#held.has(key) ? withoutClock(app.status ?? {}) : (app.status ?? {});
+    if (statusEqual(stored, status)) {
+      // The plan let go of the clock held (the route was seen carrying something else): the stored status is right.
+      this.#held.delete(key);
       app.status = status;
-      if (resourceVersion !== undefined) app.metadata.resourceVersion = resourceVersion;
+      return;
+    }
+    const clock = status.canary?.stepRoutedAt;
+    const resourceVersion = app.metadata.resourceVersion;
+    if (
+      clock !== undefined &&
+      resourceVersion !== undefined &&
+      resourceVersion === this.#written.get(key) &&
+      stored.canary !== undefined &&
+      stored.canary.stepRoutedAt === undefined &&
+      statusEqual(stored, withoutClock(status))
+    ) {
+      this.#held.set(key, { step: stepOf(stored.canary), stepRoutedAt: clock, resourceVersion });
+      app.status = status;
+      return;
+    }
+    try {
+      const written = await this.deps.store.replaceStatus({ ...app, status: stored }, status);
+      this.#held.delete(key);
+      app.status = status;
+      if (written === undefined) this.#written.delete(key);
+      else {
+        app.metadata.resourceVersion = written;
+        this.#written.set(key, written);
+      }
     } catch (error) {
-      if (isConflict(error)) throw new StaleStatusError(objectKey(app) ?? "", { cause: error });
+      if (isConflict(error)) throw new StaleStatusError(key, { cause: error });
       throw error;
     }
   }
+}
+
+/** The step of a test a held clock belongs to. */
+function stepOf(canary: CanaryState): string {
+  return JSON.stringify([canary.image, canary.startedAt, canary.stage, canary.step]);
+}
+
+/** `status` without the step clock. */
+function withoutClock(status: CanaryAppStatus): CanaryAppStatus {
+  if (status.canary?.stepRoutedAt === undefined) return status;
+  const { stepRoutedAt: _clock, ...canary } = status.canary;
+  return { ...status, canary };
 }
 
 /** A rejection of a child that the status did not name yet: one notice per new rejection. */
