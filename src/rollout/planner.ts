@@ -156,8 +156,14 @@ export function plan(input: PlanInput): Plan {
  * `plan`, so the two never disagree.
  */
 export function analysisDue(input: AnalysisDueInput): boolean {
-  const { secondary, primary, routedWeights, analysisRefused } = input.observed;
-  const observed = { primary, secondary, routedWeights, ...(analysisRefused ? { analysisRefused } : {}) };
+  const { secondary, primary, routedWeights, analysisRefused, analysisTemplates } = input.observed;
+  const observed = {
+    primary,
+    secondary,
+    routedWeights,
+    ...(analysisRefused ? { analysisRefused } : {}),
+    ...(analysisTemplates ? { analysisTemplates } : {}),
+  };
   return evaluate({ ...input, observed }).analysisWanted;
 }
 
