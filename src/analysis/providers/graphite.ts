@@ -10,8 +10,7 @@ import type { AnalysisProvider } from "./analysis-provider.js";
 import {
   durationSeconds,
   epochSeconds,
-  instantOutcome,
-  samplesOutcome,
+  seriesOutcome,
   SourceError,
   sourceAnalysis,
   type SourceAccess,
@@ -57,12 +56,7 @@ export const graphiteSource: SourceKind = {
       label: s.target ?? "",
       values: (s.datapoints ?? []).map(([v]) => v).filter((v): v is number => typeof v === "number"),
     }));
-    if (check.range) return samplesOutcome(series.map((s) => s.values));
-    return instantOutcome(
-      series
-        .map((s) => ({ label: s.label, value: s.values.at(-1) }))
-        .filter((s): s is { label: string; value: number } => s.value !== undefined),
-    );
+    return seriesOutcome(check, series);
   },
 };
 

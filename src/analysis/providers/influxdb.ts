@@ -11,8 +11,7 @@
 import type { AnalysisProvider } from "./analysis-provider.js";
 import {
   durationSeconds,
-  instantOutcome,
-  samplesOutcome,
+  seriesOutcome,
   SourceError,
   sourceAnalysis,
   type SourceAccess,
@@ -77,12 +76,7 @@ export const influxDbSource: SourceKind = {
       const tags = Object.entries(s.tags ?? {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
       return { label: `${s.name ?? ""}{${tags.join(", ")}}`, values };
     });
-    if (check.range) return samplesOutcome(series.map((s) => s.values));
-    return instantOutcome(
-      series
-        .map((s) => ({ label: s.label, value: s.values.at(-1) }))
-        .filter((s): s is { label: string; value: number } => s.value !== undefined),
-    );
+    return seriesOutcome(check, series);
   },
 };
 

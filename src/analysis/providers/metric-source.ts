@@ -233,3 +233,19 @@ export function samplesOutcome(series: readonly number[][]): Exclude<QueryOutcom
   const values = (series[0] ?? []).filter((v) => Number.isFinite(v) || Math.abs(v) === Infinity);
   return values.length === 0 ? { kind: "empty" } : { kind: "samples", values };
 }
+
+/**
+ * The outcome of the labelled series a query returned: a judged check's samples (its `range`) from the one series,
+ * else the last value of each series.
+ */
+export function seriesOutcome(
+  check: Pick<AnalysisCheck, "range">,
+  series: readonly { label: string; values: readonly number[] }[],
+): Exclude<QueryOutcome, { kind: "error" }> {
+  if (check.range) return samplesOutcome(series.map((s) => [...s.values]));
+  return instantOutcome(
+    series
+      .map((s) => ({ label: s.label, value: s.values.at(-1) }))
+      .filter((s): s is { label: string; value: number } => s.value !== undefined),
+  );
+}
