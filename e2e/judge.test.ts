@@ -75,25 +75,24 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
         body: await judgedApp(name, env.prometheus.url),
       });
     }
-    await Promise.all(["steady", "slower"].map((name) => untilHealthy(name, (s) => s.phase === "Healthy")));
+    await Promise.all(["steady", "slower"].map((name) => until(name, (s) => s.phase === "Healthy")));
   });
   after(async () => {
     await env?.stop();
     console.log(`# judge e2e: ${((Date.now() - started) / 1000).toFixed(1)} s in all`);
   });
 
-  async function status(name: string): Promise<CanaryAppStatus | undefined> {
-    const app = (await api.getNamespacedCustomObject({
+  function read(name: string): Promise<CanaryApp> {
+    return api.getNamespacedCustomObject({
       group: "canaryapp.io",
       version: "v1alpha1",
       namespace,
       plural: "canaryapps",
       name,
-    })) as CanaryApp;
-    return app.status;
+    }) as Promise<CanaryApp>;
   }
 
-  function untilHealthy(
+  function until(
     name: string,
     done: (s: CanaryAppStatus) => boolean,
     seen?: AnalysisRecord[],
@@ -101,7 +100,7 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
     return waitFor(
       `${name}: ${done.toString()}`,
       async () => {
-        const s = await status(name);
+        const s = (await read(name)).status;
         const last = s?.canary?.lastAnalysis;
         if (seen !== undefined && last !== undefined && seen.at(-1)?.time !== last.time) seen.push(last);
         return s !== undefined && done(s) ? s : undefined;
@@ -111,13 +110,7 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
   }
 
   async function changeImage(name: string, tag: string): Promise<string> {
-    const app = (await api.getNamespacedCustomObject({
-      group: "canaryapp.io",
-      version: "v1alpha1",
-      namespace,
-      plural: "canaryapps",
-      name,
-    })) as CanaryApp;
+    const app = await read(name);
     const image = withTag(app.spec.image, tag);
     await api.patchNamespacedCustomObject({
       group: "canaryapp.io",
@@ -133,7 +126,7 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
   test("noise only: promoted, every judged metric passing at each step", { timeout: 180_000 }, async () => {
     const image = await changeImage("steady", "v2");
     const seen: AnalysisRecord[] = [];
-    const end = await untilHealthy("steady", (s) => s.primaryImage === image && s.canary === undefined, seen);
+    const end = await until("steady", (s) => s.primaryImage === image && s.canary === undefined, seen);
     assert.equal(end.phase, "Healthy");
     assert.deepEqual(end.failedImages ?? [], []);
     const judged = seen.flatMap((a) => a.metrics.filter((m) => m.kind === "judge" || m.kind === "score"));
@@ -159,7 +152,7 @@ describe("the comparative judge on Istio's latency histograms", { concurrency: t
     { timeout: 180_000 },
     async () => {
       const image = await changeImage("slower", "slow");
-      const end = await untilHealthy(
+      const end = await until(
         "slower",
         (s) => (s.failedImages ?? []).some((f) => f.image === image) && s.canary === undefined,
       );

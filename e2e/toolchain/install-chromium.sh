@@ -4,6 +4,9 @@
 # targets that need it run this (`make chromium`, a prerequisite of test-e2e and dashboard-screenshots).
 # Idempotent: a browser already there is kept.
 set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=apt-install.sh
+source "$here/apt-install.sh"
 chromium=${CHROMIUM:-/usr/bin/chromium}
 log() { echo "[chromium] $*" >&2; }
 
@@ -11,9 +14,6 @@ if [ -x "$chromium" ]; then
   exit 0
 fi
 [ "$chromium" = /usr/bin/chromium ] || { echo "CHROMIUM=$chromium: no such executable" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "chromium missing: rerun as root, or: sudo apt-get install chromium" >&2; exit 1; }
 log "installing Debian's chromium package"
-apt-get update -qq
-# fonts-dejavu-core: text in the screenshots the same on every machine.
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+apt_install chromium fonts-dejavu-core
 "$chromium" --version >&2

@@ -4,6 +4,9 @@
 # e2e/metric-servers.ts). Only `make metric-servers`, a prerequisite of test-integration, runs this.
 # Idempotent: servers already there are kept.
 set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=apt-install.sh
+source "$here/apt-install.sh"
 log() { echo "[metric-servers] $*" >&2; }
 
 missing=()
@@ -14,17 +17,8 @@ missing=()
 if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
-[ "$(id -u)" -eq 0 ] || { echo "${missing[*]} missing: rerun as root, or: sudo apt-get install ${missing[*]}" >&2; exit 1; }
 log "installing Debian's ${missing[*]}"
-# The packages would start their services; the tests start their own servers, so forbid service starts for the
-# duration of the install (the standard policy-rc.d mechanism, as install-prerequisites.sh does for prometheus).
-policy=/usr/sbin/policy-rc.d
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy"
-  trap 'rm -f "$policy"' EXIT
-fi
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt_install "${missing[@]}"
 # The packages enable their own services; the tests start their own servers on free ports instead.
 for service in influxdb victoria-metrics carbon-cache; do
   systemctl disable --now "$service" >/dev/null 2>&1 || true

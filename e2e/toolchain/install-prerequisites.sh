@@ -8,6 +8,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
+# shellcheck source=apt-install.sh
+source "$here/apt-install.sh"
 cache=${CANARYAPP_CACHE:-$HOME/.cache/canaryapp}
 log() { echo "[prerequisites] $*" >&2; }
 die() { echo "$*" >&2; exit 1; }
@@ -27,17 +29,9 @@ command -v make >/dev/null || missing+=(make)
 command -v npm >/dev/null || missing+=(npm)
 [ -e /etc/ssl/certs/ca-certificates.crt ] || missing+=(ca-certificates)
 if [ ${#missing[@]} -gt 0 ]; then
-  [ "$(id -u)" -eq 0 ] || die "missing ${missing[*]}: rerun as root, or: sudo apt-get install ${missing[*]}"
   log "installing ${missing[*]}"
-  # The prometheus package would start a system service; the tests run their own, so forbid service starts
-  # for the duration of the install (the standard policy-rc.d mechanism), unless a policy already exists.
-  policy=/usr/sbin/policy-rc.d
-  if [ ! -e "$policy" ]; then
-    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy"
-    trap 'rm -f "$policy"' EXIT
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The prometheus package would start a system service; the tests run their own (apt_install forbids it).
+  apt_install "${missing[@]}"
 fi
 
 node_dir=$cache/node-$NODE_MAJOR
