@@ -213,7 +213,7 @@ describe("e2e/k3d: the path for users with Docker", () => {
       for (const line of lines) assert.match(line, /\(server dry run\)$/, `${command}:\n${output}`);
       objects += lines.length;
     }
-    assert.equal(objects, 10 + 2 + 1, "config/default's 10 objects, the namespace and Gateway, the CanaryApp");
+    assert.equal(objects, 12 + 2 + 1, "config/default's 12 objects, the namespace and Gateway, the CanaryApp");
     console.log(`# ${objects} objects accepted by the API server (dry run)`);
 
     // The API server's validation is really applied: the sample with a bad field is refused.

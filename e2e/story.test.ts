@@ -135,7 +135,9 @@ describe("config/default", () => {
     assert.deepEqual(kinds, [
       "ClusterRole/canaryapp-controller",
       "ClusterRoleBinding/canaryapp-controller",
+      "CustomResourceDefinition/canaryanalysistemplates.canaryapp.io",
       "CustomResourceDefinition/canaryapps.canaryapp.io",
+      "CustomResourceDefinition/clustercanaryanalysistemplates.canaryapp.io",
       "Deployment/canaryapp-controller",
       "Namespace/canaryapp-system",
       "Role/canaryapp-leader-election",
