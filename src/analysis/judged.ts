@@ -13,8 +13,9 @@
 import type { MetricResult } from "../api/types.js";
 import type { AnalysisCheck, JudgeSettings } from "./checks.js";
 import { lookAlpha } from "./judge/looks.js";
-import { judgeMetric, type MetricJudgement } from "./judge/metric.js";
+import { judgeMetric, metricOutcome, type MetricJudgement, type MetricVerdict } from "./judge/metric.js";
 import { scoreMetrics, type MetricOutcome, type Score } from "./judge/score.js";
+import { formatNumber } from "./format.js";
 import type { QueryOutcome } from "./outcome.js";
 
 /** The name under which the score of the judged metrics appears in status and events. */
@@ -26,11 +27,6 @@ export interface JudgedPair {
   secondary: AnalysisCheck;
   primaryOutcome: QueryOutcome;
   secondaryOutcome: QueryOutcome;
-}
-
-/** A number as a status line shows it: at most three decimals. */
-function shown(value: number): string {
-  return Number.isFinite(value) ? String(Math.round(value * 1000) / 1000) : String(value);
 }
 
 function samplesOf(outcome: QueryOutcome): number[] | string {
@@ -51,7 +47,7 @@ function ruleOf(settings: JudgeSettings): string {
   const direction = { increase: "no increase", decrease: "no decrease", either: "no shift either way" }[
     settings.direction
   ];
-  return `${direction} beyond ${shown(settings.effectTolerance * 100)} % of the primary's median, Mann-Whitney U at α corrected for step ${settings.look?.index ?? 1} of ${settings.look?.planned ?? 1} (confidence ${shown(settings.confidence)}), ≥ ${settings.minSamples} samples a track`;
+  return `${direction} beyond ${formatNumber(settings.effectTolerance * 100)} % of the primary's median, Mann-Whitney U at α corrected for step ${settings.look?.index ?? 1} of ${settings.look?.planned ?? 1} (confidence ${formatNumber(settings.confidence)}), ≥ ${settings.minSamples} samples a track`;
 }
 
 function base(
@@ -123,62 +119,46 @@ export function judgePair(pair: JudgedPair): { result: MetricResult; outcome: Me
   const figures = figuresOf(judgement);
   const medians =
     judgement.canaryMedian !== undefined && judgement.baselineMedian !== undefined
-      ? `secondary median ${shown(judgement.canaryMedian)} vs primary ${shown(judgement.baselineMedian)}`
+      ? `secondary median ${formatNumber(judgement.canaryMedian)} vs primary ${formatNumber(judgement.baselineMedian)}`
       : "";
   const test =
     judgement.p !== undefined && judgement.alpha !== undefined
-      ? `shift ${shown(judgement.shift ?? NaN)} [${shown(judgement.ciLow ?? NaN)}, ${shown(judgement.ciHigh ?? NaN)}] (${signed(judgement.relativeShift)} of the primary's median), U ${shown(judgement.u ?? NaN)}, p ${probability(judgement.p)} ${judgement.p < judgement.alpha ? "<" : "≥"} α ${probability(judgement.alpha)}`
+      ? `shift ${formatNumber(judgement.shift ?? NaN)} [${formatNumber(judgement.ciLow ?? NaN)}, ${formatNumber(judgement.ciHigh ?? NaN)}] (${signed(judgement.relativeShift)} of the primary's median), U ${formatNumber(judgement.u ?? NaN)}, p ${probability(judgement.p)} ${judgement.p < judgement.alpha ? "<" : "≥"} α ${probability(judgement.alpha)}`
       : "";
   const samples = `${judgement.n}/${judgement.m} samples`;
-  const value = judgement.canaryMedian !== undefined ? { value: judgement.canaryMedian } : {};
-  switch (judgement.verdict) {
-    case "pass":
-      return {
-        result: { ...head, ...value, figures, passed: true, reason: "ok", message: join(medians, test, samples) },
-        outcome: "pass",
-      };
-    case "high":
-    case "low":
-      return {
-        result: {
-          ...head,
-          ...value,
-          figures,
-          passed: false,
-          reason: judgement.verdict === "high" ? "Increased" : "Decreased",
-          message: join(medians, test, samples),
-        },
-        outcome: "fail",
-      };
-    case "nodata":
-      return {
-        result: {
-          ...head,
-          figures,
-          passed: false,
-          reason: "NoData",
-          message: `no samples on the ${judgement.n === 0 ? "secondary" : "primary"} (${samples})`,
-        },
-        outcome: "nodata",
-      };
-    case "toofew":
-      return {
-        result: {
-          ...head,
-          ...value,
-          figures,
-          passed: false,
-          reason: "TooFewSamples",
-          message: `${samples} < ${settings.minSamples} needed on each track`,
-        },
-        outcome: "toofew",
-      };
-  }
+  const verdict = judgement.verdict;
+  const message =
+    verdict === "nodata"
+      ? `no samples on the ${judgement.n === 0 ? "secondary" : "primary"} (${samples})`
+      : verdict === "toofew"
+        ? `${samples} < ${settings.minSamples} needed on each track`
+        : join(medians, test, samples);
+  return {
+    result: {
+      ...head,
+      // The secondary's median, once both tracks have a sample (never with no data).
+      ...(judgement.canaryMedian !== undefined ? { value: judgement.canaryMedian } : {}),
+      figures,
+      passed: verdict === "pass",
+      reason: REASONS[verdict],
+      message,
+    },
+    outcome: metricOutcome(verdict),
+  };
 }
+
+/** The reason a judged metric's result carries, by the judge's verdict. */
+const REASONS: Record<MetricVerdict, string> = {
+  pass: "ok",
+  high: "Increased",
+  low: "Decreased",
+  nodata: "NoData",
+  toofew: "TooFewSamples",
+};
 
 /** A probability as people read it: three decimals, or two significant digits below 0.001 (`4.1e-5`). */
 function probability(p: number): string {
-  return p > 0 && p < 0.001 ? p.toExponential(1) : shown(p);
+  return p > 0 && p < 0.001 ? p.toExponential(1) : formatNumber(p);
 }
 
 function signed(fraction: number | undefined): string {
@@ -202,7 +182,7 @@ export function scoreResult(all: readonly { check: AnalysisCheck; outcome: Metri
   const thresholds = first?.score ?? { pass: 95, marginal: 75 };
   const look = first?.look ?? { index: 1, planned: 1 };
   const last = look.index >= look.planned;
-  const rule = `≥ ${shown(thresholds.pass)} passes; ≥ ${shown(thresholds.marginal)} goes on before the last step; a critical metric's failure fails`;
+  const rule = `≥ ${formatNumber(thresholds.pass)} passes; ≥ ${formatNumber(thresholds.marginal)} goes on before the last step; a critical metric's failure fails`;
   const head = { name: SCORE_CHECK_NAME, kind: "score" as const, rule, min: thresholds.pass };
   let score: Score;
   try {
@@ -239,7 +219,7 @@ export function scoreResult(all: readonly { check: AnalysisCheck; outcome: Metri
         value: score.score,
         passed: true,
         reason: "ScorePassed",
-        message: `${shown(score.score)} ≥ ${shown(thresholds.pass)} (${counted})`,
+        message: `${formatNumber(score.score)} ≥ ${formatNumber(thresholds.pass)} (${counted})`,
       };
     case "marginal":
       return {
@@ -247,7 +227,7 @@ export function scoreResult(all: readonly { check: AnalysisCheck; outcome: Metri
         value: score.score,
         passed: true,
         reason: "ScoreMarginal",
-        message: `${shown(score.score)} is marginal (≥ ${shown(thresholds.marginal)}, < ${shown(thresholds.pass)}): goes on, the last step must reach ${shown(thresholds.pass)} (${counted})`,
+        message: `${formatNumber(score.score)} is marginal (≥ ${formatNumber(thresholds.marginal)}, < ${formatNumber(thresholds.pass)}): goes on, the last step must reach ${formatNumber(thresholds.pass)} (${counted})`,
       };
     case "fail":
       return {
@@ -256,8 +236,8 @@ export function scoreResult(all: readonly { check: AnalysisCheck; outcome: Metri
         passed: false,
         reason: "ScoreFailed",
         message: last
-          ? `${shown(score.score)} < ${shown(thresholds.pass)} at the last step (${counted})`
-          : `${shown(score.score)} < ${shown(thresholds.marginal)} (${counted})`,
+          ? `${formatNumber(score.score)} < ${formatNumber(thresholds.pass)} at the last step (${counted})`
+          : `${formatNumber(score.score)} < ${formatNumber(thresholds.marginal)} (${counted})`,
       };
     case "inconclusive":
       return {

@@ -1,6 +1,7 @@
 import type { MetricResult } from "../api/types.js";
 import type { AnalysisCheck } from "./checks.js";
 import { Z_CRITICAL, judgeComparison, readFigures } from "./comparison.js";
+import { formatNumber } from "./format.js";
 import { decisiveForScore, judgePair, scoreResult, scoredByTheScore } from "./judged.js";
 import type { QueryOutcome } from "./outcome.js";
 
@@ -45,11 +46,7 @@ const VIOLATIONS: ReadonlySet<string> = new Set<MetricReason>([
 /** Reasons of a comparison that reached no verdict: the analysis is inconclusive, never passed. */
 const UNJUDGED: ReadonlySet<string> = new Set<MetricReason>(["TooFewSamples", "LatencyUnmeasured", "ScoreUnjudged"]);
 
-/** A number as people read it in a status line: at most three decimals, no trailing zeros. */
-export function formatNumber(value: number): string {
-  if (!Number.isFinite(value)) return String(value);
-  return String(Math.round(value * 1000) / 1000);
-}
+export { formatNumber } from "./format.js";
 
 function thresholdRule(check: AnalysisCheck): string {
   return [
