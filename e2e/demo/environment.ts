@@ -10,6 +10,7 @@ import { CoreV1Api } from "@kubernetes/client-node";
 import { statusCodeOf } from "../../src/kube/errors.js";
 import { loadKubeConfig, type PooledKubeConfig } from "../../src/kube/client.js";
 import { startControlPlane, type ControlPlane } from "../cluster/index.js";
+import { reservePort } from "../cluster/ports.js";
 import { waitFor } from "../cluster/wait.js";
 import { SCRAPE_JOB, startPrometheus, type RunningPrometheus } from "../prometheus.js";
 import { startSimulator, type Simulator, type SimulatorOptions } from "../sim/simulator.js";
@@ -79,8 +80,18 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
 
   const workDir = await mkdtemp(join(tmpdir(), "canaryapp-demo-"));
   const clusterDir = join(workDir, "cluster");
+  // The simulator's port is known before anything starts, so Prometheus starts beside the control plane: its
+  // first look at a new target comes a few seconds after its start, which then passes while the cluster starts.
+  const simulatorPort = await reservePort();
+  let prometheusStart: Promise<RunningPrometheus> | undefined;
   try {
     const kubectlBinary = toolchainKubectl();
+    const prometheusStarted = Date.now();
+    prometheusStart = startPrometheus({ targets: [`127.0.0.1:${simulatorPort.port}`], handleSignals: false });
+    prometheusStart.then(
+      (p) => stoppers.push(() => p.stop()),
+      () => undefined,
+    );
     let controlPlane: ControlPlane | undefined;
     let kubeconfigPath = opts.kubeconfig;
     if (kubeconfigPath === undefined) {
@@ -96,12 +107,14 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     const kc = loadKubeConfig(kubeconfigPath);
     await ensureNamespace(kc, opts.namespace);
 
+    await simulatorPort.release();
     const simulator = await timed(
       "traffic simulator",
       () =>
         startSimulator({
           kubeconfig: kc,
           namespaces: [opts.namespace],
+          port: simulatorPort.port,
           ...(opts.rps !== undefined ? { rps: opts.rps } : {}),
           // Callers without a sidecar beside the mesh's, and proxies that learn of a change a second late
           // (4 ticks of 250 ms), so the story shows what each would suffer (e2e/sim, ADR 0010).
@@ -113,16 +126,9 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     );
     stoppers.push(() => simulator.stop());
 
-    const prometheus = await timed(
-      "Prometheus",
-      async () => {
-        const p = await startPrometheus({ targets: [simulator.target], handleSignals: false });
-        stoppers.push(() => p.stop());
-        await firstScrape(p.url);
-        return p;
-      },
-      (p) => `${p.url}, scraping the simulator every second`,
-    );
+    const prometheus = await prometheusStart;
+    await firstScrape(prometheus.url);
+    progress("Prometheus", `${prometheus.url}, scraping the simulator every second`, Date.now() - prometheusStarted);
 
     const controller = await timed(
       "controller",
@@ -152,6 +158,9 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
       stop: () => (stopped ??= stopAll()),
     };
   } catch (err) {
+    await simulatorPort.release();
+    // A Prometheus still starting is stopped too, once it has.
+    await prometheusStart?.catch(() => undefined);
     await stopAll();
     if (opts.signal?.aborted) await rm(workDir, { recursive: true, force: true });
     throw err;

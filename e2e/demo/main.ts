@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `make demo`: the whole product on this machine, without Docker or a cloud.
- *   node dist/e2e/demo/main.js [--keep] [--interval 5s] [--namespace canaryapp-demo] [--rps 20]
+ *   node dist/e2e/demo/main.js [--keep] [--interval 5s] [--namespace canaryapp-demo] [--rps 50]
  * Starts a local cluster (kwok nodes), the mesh traffic simulator, Prometheus and the controller, then plays
  * the story (v1 live, v2 promoted step by step, v3 caught and rolled back) with kubectl, showing every change
  * as it happens. Exits 0 when the story ended as it should; everything it started is stopped on the way out,
@@ -13,18 +13,23 @@ import { parseDurationSeconds, weightSequence } from "../../src/api/defaults.js"
 import { stopAllNow } from "../cluster/cleanup.js";
 import { reportFailure, UsageError } from "../cluster/cli-common.js";
 import { PrerequisiteError } from "../cluster/toolchain.js";
-import { DEFAULT_RPS } from "../sim/simulator.js";
 import { startEnvironment, type Environment } from "./environment.js";
 import { shellQuote } from "./kubectl.js";
 import { StoryRecorder } from "./recorder.js";
 import { readSample, runStory, trafficChecks, type StoryResult } from "./story.js";
 import { duration, LiveView, styleFor } from "./view.js";
 
-const USAGE = `usage: make demo [ARGS='--keep ...'], or node dist/e2e/demo/main.js [--keep] [--interval 5s] [--namespace canaryapp-demo] [--rps ${DEFAULT_RPS}]
+/**
+ * The demo's simulated requests per second: at 10 % of it the secondary serves the sample's
+ * `analysis.minRequests` (20) within one 5 s step, so each step is decided at its first analysis.
+ */
+const DEMO_RPS = 50;
+
+const USAGE = `usage: make demo [ARGS='--keep ...'], or node dist/e2e/demo/main.js [--keep] [--interval 5s] [--namespace canaryapp-demo] [--rps ${DEMO_RPS}]
   --keep        keep everything running after the story (kubectl, Prometheus) until Ctrl-C
   --interval    analysis.interval of the sample (time per step), default 5s
   --namespace   namespace of the sample, default canaryapp-demo
-  --rps         simulated requests per second to the app, default ${DEFAULT_RPS}`;
+  --rps         simulated requests per second to the app, default ${DEMO_RPS}`;
 
 const out = process.stdout;
 const style = styleFor(out);
@@ -60,7 +65,7 @@ function parseFlags(): Flags | undefined {
         keep: { type: "boolean", default: false },
         interval: { type: "string", default: "5s" },
         namespace: { type: "string", default: "canaryapp-demo" },
-        rps: { type: "string", default: String(DEFAULT_RPS) },
+        rps: { type: "string", default: String(DEMO_RPS) },
         help: { type: "boolean", short: "h", default: false },
       },
     }));
