@@ -13,6 +13,8 @@ import { benchRollout, type RolloutLatency } from "./rollout.js";
 import { benchScrape, formatScrape, type ScrapeResult } from "./scrape.js";
 import { benchScale, formatScaleTable, scaleFloor, type ScaleResult } from "./scale.js";
 import { benchShards, formatShards, type ShardsResult } from "./shards.js";
+import { benchChurn, type ChurnResult } from "./churn.js";
+import { formatChurn } from "./churn-report.js";
 
 /** The sizes of the scale table (BENCH_APPS, comma-separated), each measured on a control plane of its own. */
 const appCounts = (process.env["BENCH_APPS"] ?? "1000,5000").split(",").map((n) => Number(n.trim()));
@@ -20,6 +22,19 @@ if (appCounts.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`BENCH
 /** BENCH_ONLY=scale runs only the scale table (with its floor); unset runs every part. */
 const only = process.env["BENCH_ONLY"];
 const runs = (part: "planner" | "scrape" | "rollout" | "capacity" | "scale") => only === undefined || only === part;
+/**
+ * The shards under churn (bench/churn.ts, many minutes): only with BENCH_ONLY=churn or BENCH_CHURN=1, with
+ * BENCH_CHURN_APPS apps (default 5,000) of which BENCH_CHURN_ROLLING roll out (default 200).
+ */
+const churn = only === "churn" || process.env["BENCH_CHURN"] === "1";
+const churnApps = Number(process.env["BENCH_CHURN_APPS"] ?? 5000);
+const churnRolling = Number(process.env["BENCH_CHURN_ROLLING"] ?? 200);
+if (
+  churn &&
+  (!Number.isInteger(churnApps) || !Number.isInteger(churnRolling) || churnRolling < 1 || churnRolling > churnApps)
+) {
+  throw new Error("BENCH_CHURN_APPS, BENCH_CHURN_ROLLING: not app counts (rolling at least 1 and at most the apps)");
+}
 /** Rollouts per latency figure (BENCH_ROLLOUTS shortens a run; default 5 for the rollout, 3 per capacity mode). */
 const rollouts = process.env["BENCH_ROLLOUTS"] === undefined ? undefined : Number(process.env["BENCH_ROLLOUTS"]);
 
@@ -38,6 +53,7 @@ const figures: {
   /** One scale table per size of BENCH_APPS, in its order. */
   scale?: ScaleResult[];
   shards?: ShardsResult;
+  churn?: ChurnResult;
   chaos?: ChaosReport[];
 } = { date, machine: machine(), apps: appCounts };
 
@@ -52,12 +68,16 @@ if (runs("scrape")) {
   for (const scrape of figures.scrape) console.log(formatScrape(scrape));
 }
 
-const controlPlane = await startControlPlane({ profile: "api" });
-figures.controlPlaneStartupMs = controlPlane.startupMs;
-console.log(`control plane (api profile) ready in ${(controlPlane.startupMs / 1000).toFixed(1)} s`);
+// The parts that share one control plane; it is not started when none of them runs.
+const sharedControlPlane = runs("rollout") || runs("capacity") || process.env["BENCH_SHARDS"] === "1";
+const controlPlane = sharedControlPlane ? await startControlPlane({ profile: "api" }) : undefined;
+if (controlPlane !== undefined) {
+  figures.controlPlaneStartupMs = controlPlane.startupMs;
+  console.log(`control plane (api profile) ready in ${(controlPlane.startupMs / 1000).toFixed(1)} s`);
+}
 try {
   // The rollout helpers read the control plane from the environment, as the tests do.
-  process.env["KUBECONFIG"] = controlPlane.kubeconfigPath;
+  if (controlPlane !== undefined) process.env["KUBECONFIG"] = controlPlane.kubeconfigPath;
   const ms = (s: { n: number; median: number; max: number }) => `median ${s.median} ms, max ${s.max} ms (n=${s.n})`;
   if (runs("rollout")) {
     const rollout = await benchRollout(rollouts ?? 5);
@@ -79,13 +99,13 @@ try {
   }
 
   // Optional: 3 sharded replicas (ADR 0016) with BENCH_SHARDS_APPS apps (default 3,000).
-  if (process.env["BENCH_SHARDS"] === "1") {
+  if (controlPlane !== undefined && process.env["BENCH_SHARDS"] === "1") {
     const shards = await benchShards(controlPlane.kubeconfigPath, Number(process.env["BENCH_SHARDS_APPS"] ?? 3000));
     figures.shards = shards;
     for (const line of formatShards(shards)) console.log(line);
   }
 } finally {
-  await controlPlane.stop();
+  await controlPlane?.stop();
 }
 
 if (runs("scale")) {
@@ -121,6 +141,12 @@ if (runs("scale")) {
       await plane.stop();
     }
   }
+}
+
+// Optional: the shards under churn, on a control plane of its own (audited).
+if (churn) {
+  figures.churn = await benchChurn({ apps: churnApps, rolling: churnRolling });
+  for (const line of formatChurn(figures.churn)) console.log(line);
 }
 
 // Optional: the chaos runs of `make chaos` (several minutes each), with their reports.

@@ -31,6 +31,40 @@ export function plannedSteps(stepWeight: number, maxWeight: number): number[] {
   return steps;
 }
 
+/** The image an app ends on: its last passing one, else its first. */
+export function lastPassingImage(script: AppScript): string {
+  return [...script.waves].reverse().find((w) => w.passes)?.image ?? script.initialImage;
+}
+
+/** The weight of `subset` on a VirtualService's first HTTP route; 0 when it has none. */
+export function weightOf(route: RoutePoint | undefined, subset: "primary" | "secondary"): number {
+  return route?.routes[0]?.find(([s]) => s === subset)?.[1] ?? 0;
+}
+
+/**
+ * What is wrong with an app at the end (the endState invariant), empty when nothing is: the primary runs the
+ * last passing image and status.primaryImage says so, no test runs, the route gives the primary everything,
+ * and the secondary is gone.
+ */
+export function endStateProblems(
+  script: AppScript,
+  end: {
+    app: AppPoint | undefined;
+    primaryImage: string | undefined;
+    route: RoutePoint | undefined;
+    secondaryExists: boolean;
+  },
+): string[] {
+  const lastPassing = lastPassingImage(script);
+  const wrong: string[] = [];
+  if (end.primaryImage !== lastPassing) wrong.push(`primary runs ${end.primaryImage}`);
+  if (end.app?.primaryImage !== lastPassing) wrong.push(`status.primaryImage ${end.app?.primaryImage}`);
+  if (end.app?.stage !== undefined) wrong.push(`a test is still ${end.app.stage}`);
+  if (weightOf(end.route, "primary") !== 100) wrong.push("the primary does not take all traffic");
+  if (end.secondaryExists) wrong.push("the secondary still exists");
+  return wrong;
+}
+
 /** The invariants, in report order. */
 export const INVARIANTS = [
   "weightsSumTo100",
@@ -131,9 +165,6 @@ export function checkWorld(
   let skippedStepsOnly = 0;
   /** When each step first reached the route (ms), to place a wrong sequence among the faults. */
   const arrivals = new Map<string, number>();
-
-  const weightOf = (route: RoutePoint | undefined, subset: string) =>
-    route?.routes[0]?.find(([s]) => s === subset)?.[1] ?? 0;
 
   const checkSecondary = (app: string, rv: number, at: number) => {
     const weight = weightOf(routes.get(app), "secondary");
@@ -283,15 +314,13 @@ export function checkWorld(
     }
 
     const app = apps.get(name);
-    const lastPassing = [...script.waves].reverse().find((w) => w.passes)?.image ?? script.initialImage;
-    const primary = deployments.get(`${name}-primary`)?.image;
-    const wrong: string[] = [];
-    if (primary !== lastPassing) wrong.push(`primary runs ${primary}`);
-    if (app?.primaryImage !== lastPassing) wrong.push(`status.primaryImage ${app?.primaryImage}`);
-    if (app?.stage !== undefined) wrong.push(`a test is still ${app.stage}`);
-    if (weightOf(routes.get(name), "primary") !== 100) wrong.push("the primary does not take all traffic");
-    if (deployments.has(`${name}-secondary`)) wrong.push("the secondary still exists");
-    if (wrong.length > 0) violate("endState", `${name} (want ${lastPassing}): ${wrong.join("; ")}`);
+    const wrong = endStateProblems(script, {
+      app,
+      primaryImage: deployments.get(`${name}-primary`)?.image,
+      route: routes.get(name),
+      secondaryExists: deployments.has(`${name}-secondary`),
+    });
+    if (wrong.length > 0) violate("endState", `${name} (want ${lastPassingImage(script)}): ${wrong.join("; ")}`);
 
     for (const wave of script.waves) {
       const n = app?.failedImages.filter((f) => f.image === wave.image).length ?? 0;

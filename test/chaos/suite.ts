@@ -21,11 +21,10 @@ import { checkWorld, INVARIANTS, plannedSteps, type AppScript, type CheckResult 
 import { WorldRecorder } from "./world.js";
 import { isLeaseExpired, recordFromSpec } from "../../src/controller/lease.js";
 import { SHARD_LABELS } from "../../src/controller/shard-leases.js";
-import { SHARE_LOG } from "../../src/controller/held-shares.js";
 import { shareLabelValue, shareOf } from "../../src/controller/shards.js";
 import { LABELS } from "../../src/api/types.js";
 import { ISTIO_NETWORKING } from "../../src/router/istio.js";
-import { longestGap, overlappingAppTenures, type Replica } from "../support/app-tenures.js";
+import { longestGap, overlappingAppTenures, overlappingShareTenures, type Replica } from "../support/app-tenures.js";
 import { auditLog, formatAudit, type WriteAudit } from "../support/write-audit.js";
 
 export type Fault = "kill" | "apiserver" | "prometheusDown" | "prometheusHang";
@@ -530,7 +529,7 @@ async function run(
       : { cacheMismatches: [], shareLabelErrors: [] };
   const history = recorder.history();
   const end = Date.now();
-  const shareOverlaps = options.shards !== undefined ? overlappingTenures(everyProcess, end) : [];
+  const shareOverlaps = options.shards !== undefined ? overlappingShareTenures(everyProcess, end) : [];
   if (cp.auditLogPath === undefined) throw new Error("chaos: the control plane keeps no audit log");
   const audit = await auditLog(cp.auditLogPath, namespace, { apps: keys, origin });
   let upgrade: UpgradeReport | undefined;
@@ -675,47 +674,6 @@ async function shardCaches(
     await sleep(2_000);
   } while (Date.now() < deadline);
   return { cacheMismatches, shareLabelErrors };
-}
-
-/**
- * The times two processes held the same share at once, from their logs: a share is held from its "took a
- * share" line until the process's next "gave up a share" line for it, its death, or `end`; a fence closed by a
- * late renewal ends the tenure too, and its opening again under the same term begins another.
- */
-function overlappingTenures(processes: { process: ControllerProcess; killedAt?: number }[], end: number): string[] {
-  const tenures = new Map<number, { who: string; from: number; to: number }[]>();
-  for (const { process, killedAt } of processes) {
-    const stop = killedAt ?? end;
-    const open = new Map<number, number>();
-    const close = (share: number, at: number) => {
-      const from = open.get(share);
-      if (from === undefined) return;
-      open.delete(share);
-      const list = tenures.get(share) ?? [];
-      list.push({ who: process.identity, from, to: at });
-      tenures.set(share, list);
-    };
-    for (const line of process.logs) {
-      const share = line["share"];
-      const time = line["time"];
-      if (typeof share !== "number" || typeof time !== "number") continue;
-      if (line["msg"] === "took a share") open.set(share, time);
-      else if (line["msg"] === SHARE_LOG.reopened && !open.has(share)) open.set(share, time);
-      else if (line["msg"] === "gave up a share" || line["msg"] === SHARE_LOG.closed) close(share, time);
-    }
-    for (const share of [...open.keys()]) close(share, stop);
-  }
-  const overlaps: string[] = [];
-  for (const [share, list] of tenures) {
-    for (const [i, a] of list.entries()) {
-      for (const b of list.slice(i + 1)) {
-        if (a.who !== b.who && a.from < b.to && b.from < a.to) {
-          overlaps.push(`share ${share}: ${a.who} ${a.from}–${a.to}, ${b.who} ${b.from}–${b.to}`);
-        }
-      }
-    }
-  }
-  return overlaps;
 }
 
 /** The report as text: the faults made, the work done, and the count for every invariant. */

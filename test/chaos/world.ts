@@ -65,7 +65,8 @@ interface Raw {
   [key: string]: unknown;
 }
 
-function appPoint(raw: unknown): AppPoint {
+/** A CanaryApp as the checker needs it. */
+export function appPoint(raw: unknown): AppPoint {
   const o = raw as CanaryApp;
   return {
     name: o.metadata?.name ?? "",
@@ -82,7 +83,8 @@ function appPoint(raw: unknown): AppPoint {
   };
 }
 
-function deploymentPoint(raw: unknown): DeploymentPoint {
+/** A Deployment as the checker needs it. */
+export function deploymentPoint(raw: unknown): DeploymentPoint {
   const o = raw as V1Deployment;
   const replicas = o.spec?.replicas ?? 1;
   const status = o.status ?? {};
@@ -102,7 +104,8 @@ interface VirtualServiceRaw {
   spec?: { http?: { route?: { destination?: { host?: string; subset?: string }; weight?: number }[] }[] };
 }
 
-function routePoint(raw: unknown): RoutePoint {
+/** A VirtualService's routes as the checker needs them. */
+export function routePoint(raw: unknown): RoutePoint {
   const o = raw as VirtualServiceRaw;
   return {
     name: o.metadata?.name ?? "",

@@ -1,3 +1,4 @@
+import { SHARE_LOG } from "../../src/controller/held-shares.js";
 import { shareOf } from "../../src/controller/shards.js";
 import type { ControllerProcess } from "./process.js";
 
@@ -89,4 +90,48 @@ export function longestGap(replicas: readonly Replica[], key: string, from: numb
     covered = Math.max(covered, t.to);
   }
   return Math.max(gap, to - covered);
+}
+
+/**
+ * The times two processes held the same share at once, from their logs: a share is held from its "took a
+ * share" line until the process's next "gave up a share" line for it, its death, or `end`; a fence closed by a
+ * late renewal ends the tenure too, and its opening again under the same term begins another.
+ */
+export function overlappingShareTenures(
+  processes: { process: ControllerProcess; killedAt?: number }[],
+  end: number,
+): string[] {
+  const tenures = new Map<number, { who: string; from: number; to: number }[]>();
+  for (const { process, killedAt } of processes) {
+    const stop = killedAt ?? end;
+    const open = new Map<number, number>();
+    const close = (share: number, at: number) => {
+      const from = open.get(share);
+      if (from === undefined) return;
+      open.delete(share);
+      const list = tenures.get(share) ?? [];
+      list.push({ who: process.identity, from, to: at });
+      tenures.set(share, list);
+    };
+    for (const line of process.logs) {
+      const share = line["share"];
+      const time = line["time"];
+      if (typeof share !== "number" || typeof time !== "number") continue;
+      if (line["msg"] === "took a share") open.set(share, time);
+      else if (line["msg"] === SHARE_LOG.reopened && !open.has(share)) open.set(share, time);
+      else if (line["msg"] === "gave up a share" || line["msg"] === SHARE_LOG.closed) close(share, time);
+    }
+    for (const share of [...open.keys()]) close(share, stop);
+  }
+  const overlaps: string[] = [];
+  for (const [share, list] of tenures) {
+    for (const [i, a] of list.entries()) {
+      for (const b of list.slice(i + 1)) {
+        if (a.who !== b.who && a.from < b.to && b.from < a.to) {
+          overlaps.push(`share ${share}: ${a.who} ${a.from}–${a.to}, ${b.who} ${b.from}–${b.to}`);
+        }
+      }
+    }
+  }
+  return overlaps;
 }

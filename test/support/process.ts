@@ -16,6 +16,8 @@ export interface ControllerProcess {
   port(): Promise<number>;
   /** A counter or gauge value summed over all label sets, read from /metrics. */
   metric(name: string): Promise<number>;
+  /** Several such values from one read of /metrics, in the order of `names`. */
+  metrics(names: readonly string[]): Promise<number[]>;
   /** The first log line with this message, once printed (waits for it without asking the process anything). */
   untilLog(msg: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   exited: Promise<number | null>;
@@ -52,18 +54,21 @@ export function spawnController(flags: string[], identity: string): ControllerPr
       const line = logs.find((l) => typeof l["port"] === "number" && String(l["msg"]).startsWith("serving"));
       return line ? (line["port"] as number) : undefined;
     });
+  const metrics = async (names: readonly string[]) => {
+    const lines = (await (await fetch(`http://127.0.0.1:${await port()}/metrics`)).text()).split("\n");
+    return names.map((name) =>
+      lines
+        .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0),
+    );
+  };
   return {
     identity,
     child,
     logs,
     port,
-    metric: async (name: string) => {
-      const text = await (await fetch(`http://127.0.0.1:${await port()}/metrics`)).text();
-      return text
-        .split("\n")
-        .filter((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
-        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
-    },
+    metric: async (name: string) => (await metrics([name]))[0] ?? 0,
+    metrics,
     untilLog: (msg, timeoutMs = 120_000) =>
       eventually(`${identity} logging "${msg}"`, () => logs.find((l) => l["msg"] === msg), {
         timeoutMs,

@@ -137,7 +137,7 @@ export function image(name: string, tag: string): string {
  * traffic. `analysis` fields replace the defaults.
  */
 export function appSpec(
-  env: RolloutEnv,
+  env: Pick<RolloutEnv, "prometheus">,
   name: string,
   analysis: AnalysisSpec = {},
   spec: Partial<CanaryAppSpec> = {},

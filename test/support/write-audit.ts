@@ -257,16 +257,20 @@ export function auditWrites(
   };
 }
 
-/** The audit log at `path`, its writes by replicas in `namespace`, audited (see {@link auditWrites}). */
+/**
+ * The audit log at `path`, its writes by replicas in `namespace` (or in any of several), audited (see
+ * {@link auditWrites}).
+ */
 export async function auditLog(
   path: string,
-  namespace: string,
+  namespace: string | readonly string[],
   options: { apps?: Iterable<string>; leaseDurationMs?: number; origin?: number } = {},
 ): Promise<WriteAudit> {
-  const needle = `"namespace":"${namespace}"`;
-  const events = await readAuditLog(path, (line) => line.includes(needle));
+  const namespaces = new Set(typeof namespace === "string" ? [namespace] : namespace);
+  const needles = [...namespaces].map((n) => `"namespace":"${n}"`);
+  const events = await readAuditLog(path, (line) => needles.some((needle) => line.includes(needle)));
   const { writes, unattributed } = replicaWrites(
-    events.filter((e) => e.objectRef?.namespace === namespace),
+    events.filter((e) => namespaces.has(e.objectRef?.namespace ?? "")),
     options.apps,
   );
   return auditWrites(writes, { ...options, unattributed });
