@@ -8,12 +8,12 @@ import type { ResolvedSpec } from "../api/defaults.js";
 import type { CanaryApp } from "../api/types.js";
 import { appRef, childNames } from "../api/meta.js";
 import { statusCodeOf, toError } from "../kube/errors.js";
-import { desiredChildren, withMetadataLabels, type ChildObject, type DesiredChildren } from "../resources/children.js";
+import { desiredChildren, withMetadataLabels, type ChildObject } from "../resources/children.js";
 import { ownedByAnotherApp, takeOverRefusal, type ExistingObject } from "../resources/ownership.js";
 import { alreadyApplied, APPLIED_HASH_ANNOTATION, withAppliedHash } from "../resources/applied-hash.js";
 import type { TrafficRouter } from "../router/router.js";
 import type { WorkloadTarget } from "../workload/workload.js";
-import type { Plan, PlannedEvent, WorkloadObservation } from "../rollout/types.js";
+import type { Plan, PlannedEvent } from "../rollout/types.js";
 import type { Acted } from "../status/writer.js";
 import type { AheadOfCache } from "./ahead-of-cache.js";
 import { appPorts } from "./app-ports.js";
@@ -39,39 +39,16 @@ export interface ActorDeps {
   emit(app: CanaryApp, event: PlannedEvent, log: Logger): Promise<void>;
 }
 
-/** A plan's children, built once for both the status written before acting and the acting itself. */
-export interface PreparedChildren {
-  desired: DesiredChildren;
-  /**
-   * The primary workload acting will create (the caches hold none), as the workload port will observe it once
-   * created; null when there is none to create.
-   */
-  createsPrimary: WorkloadObservation | null;
-}
-
 export class Actor {
   constructor(private readonly deps: ActorDeps) {}
-
-  /** The plan's children, and the primary Deployment they create (as `act` reports it). Reads the caches only. */
-  prepare(app: CanaryApp, spec: ResolvedSpec, result: Plan): PreparedChildren {
-    const { router, workload } = appPorts(app, this.deps);
-    const desired = desiredChildren(app, spec, result, router, workload);
-    const primaryName = childNames(appRef(app).name).primary;
-    const kind = this.deps.workload.kind;
-    const primary = desired.apply.find((c) => c.kind === kind && c.metadata.name === primaryName);
-    const absent =
-      primary !== undefined &&
-      childCache(this.deps.caches, primary.kind).get(primary.metadata.namespace, primary.metadata.name) === undefined;
-    return { desired, createsPrimary: absent ? this.deps.workload.observe(primary) : null };
-  }
 
   /**
    * Acts; returns the API server's message when it rejected a child as invalid (a spec problem the schema
    * could not see, such as a malformed probe in `pod`), and throws on anything retrying may fix.
    */
-  async act(app: CanaryApp, prepared: PreparedChildren, result: Plan, log: Logger): Promise<Acted> {
+  async act(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<Acted> {
     try {
-      const created = await this.actTelling(app, prepared.desired, result, log);
+      const created = await this.actTelling(app, spec, result, log);
       return { createdPrimary: this.deps.workload.observe(created) };
     } catch (error) {
       if (error instanceof ChildNotOwnedError)
@@ -84,10 +61,10 @@ export class Actor {
   }
 
   /** Acts; resolves to the primary workload as applied when this reconcile created it. */
-  private async actTelling(app: CanaryApp, desired: DesiredChildren, result: Plan, log: Logger): Promise<unknown> {
+  private async actTelling(app: CanaryApp, spec: ResolvedSpec, result: Plan, log: Logger): Promise<unknown> {
     const changes: ChildChange[] = [];
     try {
-      return await this.change(app, desired, result, log, changes);
+      return await this.change(app, spec, result, log, changes);
     } finally {
       // What was done is told even when a later child failed: one Event per kind of change, updates only when
       // the plan says so (child-events.ts).
@@ -98,11 +75,13 @@ export class Actor {
   /** Applies and removes the plan's children, in order, adding each change made to `changes`. */
   private async change(
     app: CanaryApp,
-    desired: DesiredChildren,
+    spec: ResolvedSpec,
     result: Plan,
     log: Logger,
     changes: ChildChange[],
   ): Promise<unknown> {
+    const { router, workload } = appPorts(app, this.deps);
+    const desired = desiredChildren(app, spec, result, router, workload);
     const primaryName = childNames(appRef(app).name).primary;
     let createdPrimary: unknown;
     const labels = this.deps.childLabels?.(app) ?? {};

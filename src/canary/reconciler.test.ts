@@ -28,7 +28,6 @@ function harness() {
   const apps = new FakeInformer<CanaryApp & ObjectWithMeta>([app]);
   const children = new Map(KINDS.map((kind) => [kind, new FakeInformer<ObjectWithMeta>()]));
   const writes: string[] = [];
-  const statuses: CanaryAppStatus[] = [];
   const events: string[] = [];
   /** What the API server holds now; `deliver` shows it to the caches. */
   const server: { kind: string; obj: ChildObject | undefined; name: string; namespace: string }[] = [];
@@ -55,7 +54,6 @@ function harness() {
     },
     replaceStatus: (_app: CanaryApp, status: CanaryAppStatus) => {
       writes.push("status");
-      statuses.push(structuredClone(status));
       // The status write reaches the app's cache at once: the race under test is the child's event coming later.
       const cached = apps.get(app.metadata.namespace ?? "", app.metadata.name ?? "");
       rv += 1;
@@ -110,12 +108,6 @@ function harness() {
   return {
     reconcile: () => reconciler.reconcile(key),
     writes,
-    /** The Ready condition of each status written, in order. */
-    statuses: () =>
-      statuses.map((s) => {
-        const ready = s.conditions?.find((c) => c.type === "Ready");
-        return { ready: ready && { reason: ready.reason, message: ready.message } };
-      }),
     events,
     children,
     /** The children's watch events arrive: every write so far is shown to the caches, in order. */
@@ -159,26 +151,5 @@ describe("CanaryReconciler over caches behind its own writes", () => {
     await h.reconcile();
     assert.deepEqual(h.writes, [`apply VirtualService ${vs.metadata?.name ?? ""}`]);
     assert.ok(h.events.includes("Updated"), "the repair is told");
-  });
-});
-
-describe("a new app", () => {
-  test("costs one status write: it records the primary it creates as not available yet", async () => {
-    const h = harness();
-    await h.reconcile();
-    assert.deepEqual(
-      h.writes.filter((w) => !w.startsWith("create")),
-      ["status"],
-      `the children's creates and one status write: ${h.writes.join(", ")}`,
-    );
-    assert.deepEqual(h.statuses()[0]?.ready, {
-      reason: "PrimaryNotAvailable",
-      message: "the primary (atzedevries/go-status-code-server:v1) is not available yet",
-    });
-    // The children's watch events wake the app again: the plan sees what the status says, and writes nothing.
-    h.deliver();
-    h.writes.length = 0;
-    await h.reconcile();
-    assert.deepEqual(h.writes, []);
   });
 });

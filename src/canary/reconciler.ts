@@ -155,14 +155,11 @@ export class CanaryReconciler {
       if (results === undefined) return this.finish(app);
       plan = planning.complete(results);
     }
-    const prepared = this.#actor.prepare(app, planning.spec, plan);
-    // A primary about to be created is on record as created (not available yet), as the next plan will see it:
-    // that plan, woken by its watch event, then has nothing to write.
-    const toldAll = await this.#status.record(app, plan, now, log, prepared.createsPrimary);
+    const toldAll = await this.#status.record(app, plan, now, log);
     // The requests this plan answered are on record in status now: they are consumed before the world is
     // changed, so a GitOps tool sees no drift for longer than the status write takes.
     if (plan.removeAnnotations.length > 0) await this.removeConsumed(app, plan.removeAnnotations);
-    const acted = await this.#actor.act(app, prepared, plan, log);
+    const acted = await this.#actor.act(app, planning.spec, plan, log);
     await this.#status.recordActed(app, acted, toldAll, now);
     const rejection = acted.rejection;
     if (rejection !== undefined) {

@@ -122,10 +122,6 @@ export class StatusWriter {
   /**
    * Persists the planned status with its Events (status.lastEvents), then tells them: the decision is on
    * record before anyone hears of it, and a controller killed in between leaves them for the next reconcile.
-   * `createsPrimary`, the primary workload acting on the plan will create, is recorded as created (Ready: not
-   * available yet), as the next plan will observe it: that plan, woken by the workload's watch event, has no
-   * status write of its own, nor does the write after acting (a controller killed before the create, or a create
-   * that fails, plans PrimaryMissing again and creates it; a refused create is recorded by `recordActed`).
    * Resolves to whether the recorded Events all exist now (the next status write then marks them told).
    */
   async record(
@@ -133,14 +129,12 @@ export class StatusWriter {
     plan: { status: CanaryAppStatus; events: readonly PlannedEvent[] },
     now: Date,
     log: Logger,
-    createsPrimary: WorkloadObservation | null = null,
   ): Promise<boolean> {
     // Events of an earlier transition not known to exist yet are told before this one's replace them.
     if (plan.events.length > 0) await this.tell(app, log, now);
-    const planned = primaryCreated(plan.status, createsPrimary, app.metadata.generation, now);
     const status = withTransition(
       app.status ?? {},
-      this.noticed(app, planned, now, plan.events),
+      this.noticed(app, plan.status, now, plan.events),
       plan.events,
       timestamp(now),
     );
