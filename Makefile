@@ -45,7 +45,8 @@ toolchain: ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd
 # added or removed). It runs again only when one of them, the TypeScript configuration or the npm packages are newer
 # than its last run, so a warm `make demo` does not wait for a type-check of unchanged sources.
 # (`src/.`, not `src`: `test` and `bench` would name this Makefile's targets.)
-BUILD_INPUTS := $(shell find src/. test/. e2e/. bench/. tools/. \( -type f -o -type d \)) tsconfig.json tsconfig.build.json
+BUILD_INPUTS := $(shell find src/. test/. e2e/. bench/. tools/. -path bench/./results -prune -o \( -type f -o -type d \) -print) \
+  tsconfig.json tsconfig.build.json
 BUILD_STAMP := dist/.build-stamp
 
 .PHONY: build
