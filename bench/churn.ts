@@ -323,28 +323,50 @@ async function run(cp: ControlPlane, options: ChurnOptions, cleanups: (() => unk
   const leastCovered = (samples: CoverageSample[]) =>
     samples.reduce((least, s) => Math.min(least, coverageOf(s, apps).appsCovered), apps);
 
+  /**
+   * The figures of one event (the kill, the addition) at `at`, from the samples that followed it: `first` is when
+   * the event's first effect showed, `done` when every app was covered again.
+   */
+  const churnEvent = (
+    replica: string,
+    at: number,
+    shares: number[],
+    samples: CoverageSample[],
+    first: (s: CoverageSample) => boolean,
+    done: (s: CoverageSample) => boolean,
+  ): ChurnEvent => {
+    const rollingApps = shares.flatMap(rollingByShare);
+    return {
+      replica,
+      atMs: at - origin,
+      shares,
+      rollingApps: rollingApps.length,
+      midRollout: rollingApps.filter(midRollout).length,
+      firstMs: firstAt(samples, at, first),
+      asAssignedMs: firstAt(samples, at, (s) => coverageOf(s, apps).asAssigned),
+      coveredAgainMs: firstAt(samples, at, done),
+      uncoveredMs: uncoveredMs(samples.map((s) => ({ at: s.at, covered: covered(s) }))),
+      leastCovered: leastCovered(samples),
+    };
+  };
+
   const [victim, ...survivors] = live;
   if (victim === undefined) throw new Error("churn: no replica");
   const victimShares = (await shareHolders()).flatMap((h, share) => (h === victim.identity ? [share] : []));
-  const victimRolling = victimShares.flatMap(rollingByShare);
   await victim.kill("SIGKILL");
   const killedAt = Date.now();
   const victimEntry = everyProcess.find((p) => p.process === victim);
   if (victimEntry !== undefined) victimEntry.killedAt = killedAt;
   mark(`SIGKILL ${victim.identity}, holding shares ${victimShares.join(",")}`);
   const afterKill = await follow(killedAt, survivors, covered);
-  const kill: ChurnEvent = {
-    replica: victim.identity,
-    atMs: killedAt - origin,
-    shares: victimShares,
-    rollingApps: victimRolling.length,
-    midRollout: victimRolling.filter(midRollout).length,
-    firstMs: firstAt(afterKill, killedAt, (s) => coverageOf(s, apps).sharesWithoutLiveHolder === 0),
-    asAssignedMs: firstAt(afterKill, killedAt, (s) => coverageOf(s, apps).asAssigned),
-    coveredAgainMs: firstAt(afterKill, killedAt, covered),
-    uncoveredMs: uncoveredMs(afterKill.map((s) => ({ at: s.at, covered: covered(s) }))),
-    leastCovered: leastCovered(afterKill),
-  };
+  const kill = churnEvent(
+    victim.identity,
+    killedAt,
+    victimShares,
+    afterKill,
+    (s) => coverageOf(s, apps).sharesWithoutLiveHolder === 0,
+    covered,
+  );
   mark(
     kill.coveredAgainMs === undefined
       ? `NOT covered again within ${COVERED_TIMEOUT_MS} ms of the kill`
@@ -367,19 +389,14 @@ async function run(cp: ControlPlane, options: ChurnOptions, cleanups: (() => unk
   const now = [...survivors, added];
   const afterAdd = await follow(addedAt, now, (s) => covered(s) && coverageOf(s, apps).asAssigned);
   const addedShares = (await shareHolders()).flatMap((h, share) => (h === added.identity ? [share] : []));
-  const addedRolling = addedShares.flatMap(rollingByShare);
-  const addFigures: ChurnEvent = {
-    replica: added.identity,
-    atMs: addedAt - origin,
-    shares: addedShares,
-    rollingApps: addedRolling.length,
-    midRollout: addedRolling.filter(midRollout).length,
-    firstMs: firstAt(afterAdd, addedAt, (s) => s.holders.includes(added.identity)),
-    asAssignedMs: firstAt(afterAdd, addedAt, (s) => coverageOf(s, apps).asAssigned),
-    coveredAgainMs: firstAt(afterAdd, addedAt, (s) => covered(s) && coverageOf(s, apps).asAssigned),
-    uncoveredMs: uncoveredMs(afterAdd.map((s) => ({ at: s.at, covered: covered(s) }))),
-    leastCovered: leastCovered(afterAdd),
-  };
+  const addFigures = churnEvent(
+    added.identity,
+    addedAt,
+    addedShares,
+    afterAdd,
+    (s) => s.holders.includes(added.identity),
+    (s) => covered(s) && coverageOf(s, apps).asAssigned,
+  );
   mark(
     addFigures.coveredAgainMs === undefined
       ? `NOT covered as assigned within ${COVERED_TIMEOUT_MS} ms of the addition`
