@@ -15,8 +15,6 @@ import { startControlPlane, type ControlPlane } from "../e2e/cluster/index.js";
 import { startPrometheus } from "../e2e/prometheus.js";
 import { childNames } from "../src/api/meta.js";
 import { GROUP, PLURAL, VERSION, type CanaryApp } from "../src/api/types.js";
-import { isLeaseExpired, recordFromSpec } from "../src/controller/lease.js";
-import { SHARD_LABELS } from "../src/controller/shard-leases.js";
 import { shareOf } from "../src/controller/shards.js";
 import { loadKubeConfig, type PooledKubeConfig } from "../src/kube/client.js";
 import { ISTIO_NETWORKING } from "../src/router/istio.js";
@@ -28,6 +26,7 @@ import { canaryApps } from "../test/support/kube.js";
 import { spawnController, type ControllerProcess } from "../test/support/process.js";
 import { appSpec, image, INTERVAL_SECONDS, untilScraping } from "../test/support/rollout-env.js";
 import { auditLog } from "../test/support/write-audit.js";
+import { shareHolders as holdersOf } from "../test/support/share-holders.js";
 import { createApps, IN_FLIGHT, sleep, untilAllRouted, untilReady } from "./apps.js";
 import {
   atRest,
@@ -129,21 +128,7 @@ async function run(cp: ControlPlane, options: ChurnOptions, cleanups: (() => unk
   cleanups.push(() => deployments.stop());
 
   const coordination = kc.makeApiClient(CoordinationV1Api);
-  const shareLease = new RegExp(`^${GROUP_NAME}-${SHARES}-share-(\\d+)$`);
-  const shareHolders = async (): Promise<(string | undefined)[]> => {
-    const holders = new Array<string | undefined>(SHARES).fill(undefined);
-    const now = Date.now();
-    const leases = await coordination.listNamespacedLease({
-      namespace: LEASES,
-      labelSelector: `${SHARD_LABELS.group}=${GROUP_NAME},${SHARD_LABELS.role}=share`,
-    });
-    for (const lease of leases.items) {
-      const share = shareLease.exec(lease.metadata?.name ?? "")?.[1];
-      const record = recordFromSpec(lease.spec);
-      if (share !== undefined && !isLeaseExpired(record, now)) holders[Number(share)] = record.holderIdentity;
-    }
-    return holders;
-  };
+  const shareHolders = () => holdersOf(coordination, LEASES, SHARES, GROUP_NAME);
 
   // The replicas.
   const flags = [

@@ -8,10 +8,10 @@ import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { pathToFileURL } from "node:url";
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { loadKubeConfig } from "../src/kube/client.js";
-import { isLeaseExpired, recordFromSpec } from "../src/controller/lease.js";
 import { SHARD_LABELS } from "../src/controller/shard-leases.js";
 import { SHARE_LOG } from "../src/controller/held-shares.js";
 import { spawnController, type ControllerProcess } from "../test/support/process.js";
+import { shareHolders as holdersOf } from "../test/support/share-holders.js";
 import { createApps, sleep, untilAllRouted, untilReady } from "./apps.js";
 
 const SHARES = 32;
@@ -87,16 +87,7 @@ export async function benchShards(kubeconfigPath: string, apps: number): Promise
   const coordination = kc.makeApiClient(CoordinationV1Api);
   const leases = async () =>
     (await coordination.listNamespacedLease({ namespace, labelSelector: `${SHARD_LABELS.group}=${GROUP}` })).items;
-  const shareHolders = async (): Promise<(string | undefined)[]> => {
-    const holders = new Array<string | undefined>(SHARES).fill(undefined);
-    const now = Date.now();
-    for (const lease of await leases()) {
-      if (lease.metadata?.labels?.[SHARD_LABELS.role] !== "share") continue;
-      const record = recordFromSpec(lease.spec);
-      if (!isLeaseExpired(record, now)) holders[Number(lease.metadata.name?.split("-").at(-1))] = record.holderIdentity;
-    }
-    return holders;
-  };
+  const shareHolders = () => holdersOf(coordination, namespace, SHARES, GROUP);
 
   const flags = [
     `--kubeconfig=${kubeconfigPath}`,

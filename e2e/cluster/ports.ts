@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:net";
+import { createServer } from "node:net";
 
 /**
  * Asks the kernel for `count` distinct free loopback ports. All listeners are held open until every port is known,
@@ -6,23 +6,12 @@ import { createServer, type Server } from "node:net";
  * startup reports as a bind failure in that component's log.
  */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers: Server[] = [];
+  const held: ReservedPort[] = [];
   try {
-    const ports: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const server = createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(0, "127.0.0.1", resolve);
-      });
-      const address = server.address();
-      if (address === null || typeof address === "string") throw new Error("free port: unexpected listener address");
-      ports.push(address.port);
-    }
-    return ports;
+    for (let i = 0; i < count; i++) held.push(await reservePort());
+    return held.map((r) => r.port);
   } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    await Promise.all(held.map((r) => r.release()));
   }
 }
 

@@ -88,10 +88,8 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     const kubectlBinary = toolchainKubectl();
     const prometheusStarted = Date.now();
     prometheusStart = startPrometheus({ targets: [`127.0.0.1:${simulatorPort.port}`], handleSignals: false });
-    prometheusStart.then(
-      (p) => stoppers.push(() => p.stop()),
-      () => undefined,
-    );
+    // Awaited once the simulator runs; until then a failure to start waits there, not unhandled.
+    prometheusStart.catch(() => undefined);
     let controlPlane: ControlPlane | undefined;
     let kubeconfigPath = opts.kubeconfig;
     if (kubeconfigPath === undefined) {
@@ -127,6 +125,8 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     stoppers.push(() => simulator.stop());
 
     const prometheus = await prometheusStart;
+    stoppers.push(() => prometheus.stop());
+    prometheusStart = undefined;
     await firstScrape(prometheus.url);
     progress("Prometheus", `${prometheus.url}, scraping the simulator every second`, Date.now() - prometheusStarted);
 
@@ -159,9 +159,9 @@ export async function startEnvironment(opts: EnvironmentOptions): Promise<Enviro
     };
   } catch (err) {
     await simulatorPort.release();
-    // A Prometheus still starting is stopped too, once it has.
-    await prometheusStart?.catch(() => undefined);
     await stopAll();
+    // A Prometheus that was still starting is stopped once it has started.
+    await (await prometheusStart?.catch(() => undefined))?.stop();
     if (opts.signal?.aborted) await rm(workDir, { recursive: true, force: true });
     throw err;
   }

@@ -19,13 +19,12 @@ import { ERRORS_CHECK, TRAFFIC_QUERY, untilScraping } from "../support/rollout-e
 import { startFaultyProxy, type FaultyProxy } from "./faulty-proxy.js";
 import { checkWorld, INVARIANTS, plannedSteps, type AppScript, type CheckResult } from "./invariants.js";
 import { WorldRecorder } from "./world.js";
-import { isLeaseExpired, recordFromSpec } from "../../src/controller/lease.js";
-import { SHARD_LABELS } from "../../src/controller/shard-leases.js";
 import { shareLabelValue, shareOf } from "../../src/controller/shards.js";
 import { LABELS } from "../../src/api/types.js";
 import { ISTIO_NETWORKING } from "../../src/router/istio.js";
 import { longestGap, overlappingAppTenures, overlappingShareTenures, type Replica } from "../support/app-tenures.js";
 import { auditLog, formatAudit, type WriteAudit } from "../support/write-audit.js";
+import { shareHolders as holdersOf } from "../support/share-holders.js";
 
 export type Fault = "kill" | "apiserver" | "prometheusDown" | "prometheusHang";
 
@@ -226,30 +225,7 @@ async function run(
   for (const slot of slots) startReplica(slot);
   cleanups.push(() => Promise.all([...controllers.values()].map((c) => c.kill("SIGKILL"))));
   const coordination = kc.makeApiClient(CoordinationV1Api);
-  /**
-   * The holder of every share Lease of `count` (ADR 0024: `<group>-<count>-share-<n>`; of count 1, the leader
-   * Lease) that has one and is not expired.
-   */
-  const shareHolders = async (count = options.shards ?? 0): Promise<(string | undefined)[]> => {
-    const holders = new Array<string | undefined>(count).fill(undefined);
-    const now = Date.now();
-    if (count === 1) {
-      const lease = await coordination.readNamespacedLease({ namespace, name: "canaryapp-controller" });
-      const record = recordFromSpec(lease.spec);
-      if (!isLeaseExpired(record, now)) holders[0] = record.holderIdentity;
-      return holders;
-    }
-    const leases = await coordination.listNamespacedLease({
-      namespace,
-      labelSelector: `${SHARD_LABELS.group}=canaryapp-controller,${SHARD_LABELS.role}=share`,
-    });
-    for (const lease of leases.items) {
-      const share = new RegExp(`^canaryapp-controller-${count}-share-(\\d+)$`).exec(lease.metadata?.name ?? "")?.[1];
-      const record = recordFromSpec(lease.spec);
-      if (share !== undefined && !isLeaseExpired(record, now)) holders[Number(share)] = record.holderIdentity;
-    }
-    return holders;
-  };
+  const shareHolders = (count = options.shards ?? 0) => holdersOf(coordination, namespace, count);
   const takeoversMs: number[] = [];
   const appsPerReplica: Record<string, number> = {};
   const cachedPerReplica: Record<string, { apps: number; objects: number }> = {};
