@@ -16,6 +16,7 @@ import { startPrometheus } from "../e2e/prometheus.js";
 import { childNames } from "../src/api/meta.js";
 import { GROUP, PLURAL, VERSION, type CanaryApp } from "../src/api/types.js";
 import { shareOf } from "../src/controller/shards.js";
+import { DEFAULT_LEASE_NAME } from "../src/config.js";
 import { loadKubeConfig, type PooledKubeConfig } from "../src/kube/client.js";
 import { ISTIO_NETWORKING } from "../src/router/istio.js";
 import type { AppScript } from "../test/chaos/invariants.js";
@@ -53,7 +54,7 @@ export interface ChurnOptions {
 }
 
 const SHARES = 32;
-const GROUP_NAME = "canaryapp-controller";
+const GROUP_NAME = DEFAULT_LEASE_NAME;
 /** Every this-many-th rolling app's new image fails its check. */
 const FAIL_EVERY = 5;
 const IDLE = "churn-idle";

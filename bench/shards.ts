@@ -9,13 +9,14 @@ import { pathToFileURL } from "node:url";
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { loadKubeConfig } from "../src/kube/client.js";
 import { SHARD_LABELS } from "../src/controller/shard-leases.js";
+import { DEFAULT_LEASE_NAME } from "../src/config.js";
 import { SHARE_LOG } from "../src/controller/held-shares.js";
 import { spawnController, type ControllerProcess } from "../test/support/process.js";
 import { shareHolders as holdersOf } from "../test/support/share-holders.js";
 import { createApps, sleep, untilAllRouted, untilReady } from "./apps.js";
 
 const SHARES = 32;
-const GROUP = "canaryapp-controller";
+const GROUP = DEFAULT_LEASE_NAME;
 
 export interface ShardsResult {
   apps: number;

@@ -11,6 +11,9 @@ import { parseRoutePolicy, RoutePolicyError } from "./router/host-policy.js";
 /** CanaryApps reconciled at once when --workers is not given (ADR 0018). */
 export const DEFAULT_WORKERS = 20;
 
+/** The leader Lease, and the shard group's name, unless --lease-name says otherwise. */
+export const DEFAULT_LEASE_NAME = "canaryapp-controller";
+
 export interface Config {
   /** Path of a kubeconfig; absent means $KUBECONFIG, ~/.kube/config or in-cluster. */
   kubeconfig: string | undefined;
@@ -172,7 +175,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     leaderElection: {
       enabled: leaderElect,
       namespace: read(OPTIONS.leaseNamespace) ?? nonEmpty(env.POD_NAMESPACE) ?? "default",
-      name: read(OPTIONS.leaseName) ?? "canaryapp-controller",
+      name: read(OPTIONS.leaseName) ?? DEFAULT_LEASE_NAME,
       identity: read(OPTIONS.identity) ?? `${hostname()}-${process.pid}`,
     },
     shards,

@@ -25,6 +25,7 @@ import { ISTIO_NETWORKING } from "../../src/router/istio.js";
 import { longestGap, overlappingAppTenures, overlappingShareTenures, type Replica } from "../support/app-tenures.js";
 import { auditLog, formatAudit, type WriteAudit } from "../support/write-audit.js";
 import { shareHolders as holdersOf } from "../support/share-holders.js";
+import { DEFAULT_LEASE_NAME } from "../../src/config.js";
 
 export type Fault = "kill" | "apiserver" | "prometheusDown" | "prometheusHang";
 
@@ -230,7 +231,7 @@ async function run(
   const appsPerReplica: Record<string, number> = {};
   const cachedPerReplica: Record<string, { apps: number; objects: number }> = {};
   const holder = async (): Promise<string | undefined> =>
-    (await coordination.readNamespacedLease({ namespace, name: "canaryapp-controller" }).catch(() => undefined))?.spec
+    (await coordination.readNamespacedLease({ namespace, name: DEFAULT_LEASE_NAME }).catch(() => undefined))?.spec
       ?.holderIdentity ?? undefined;
 
   // The apps.

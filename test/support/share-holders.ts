@@ -1,18 +1,19 @@
 /**
  * Who holds each share of a sharded group, read from its Leases as the replicas write them (ADR 0016, 0024):
- * `<group>-<shares>-share-<n>` labelled with the group and the role `share`; of a group of one share, the leader
+ * named by shareLeaseName and labelled with the group and the role `share`; of a group of one share, the leader
  * Lease `<group>`. The tests and benches that kill and add replicas time the hand-overs by it.
  */
 import type { CoordinationV1Api } from "@kubernetes/client-node";
 import { isLeaseExpired, recordFromSpec } from "../../src/controller/lease.js";
-import { SHARD_LABELS } from "../../src/controller/shard-leases.js";
+import { DEFAULT_LEASE_NAME } from "../../src/config.js";
+import { SHARD_LABELS, shareLeaseName } from "../../src/controller/shard-leases.js";
 
 /** The holder of every share of `shares` whose Lease has one and has not expired, by share; undefined elsewhere. */
 export async function shareHolders(
   coordination: CoordinationV1Api,
   namespace: string,
   shares: number,
-  group = "canaryapp-controller",
+  group = DEFAULT_LEASE_NAME,
 ): Promise<(string | undefined)[]> {
   const holders = new Array<string | undefined>(shares).fill(undefined);
   const now = Date.now();
@@ -26,11 +27,11 @@ export async function shareHolders(
     namespace,
     labelSelector: `${SHARD_LABELS.group}=${group},${SHARD_LABELS.role}=share`,
   });
-  const name = new RegExp(`^${group}-${shares}-share-(\\d+)$`);
+  const shareByName = new Map(holders.map((_, share) => [shareLeaseName(group, share, shares), share]));
   for (const lease of leases.items) {
-    const share = name.exec(lease.metadata?.name ?? "")?.[1];
+    const share = shareByName.get(lease.metadata?.name ?? "");
     const record = recordFromSpec(lease.spec);
-    if (share !== undefined && !isLeaseExpired(record, now)) holders[Number(share)] = record.holderIdentity;
+    if (share !== undefined && !isLeaseExpired(record, now)) holders[share] = record.holderIdentity;
   }
   return holders;
 }
