@@ -22,9 +22,13 @@ export interface ReservedPort {
   release(): Promise<void>;
 }
 
-/** Reserves one free loopback port (see {@link ReservedPort}). */
+/**
+ * Reserves one free loopback port (see {@link ReservedPort}). The placeholder serves nothing: a client that
+ * connects meanwhile (Prometheus scraping a target whose server is not up yet) is disconnected at once, since
+ * a listener's close waits for every connection it accepted to end.
+ */
 export async function reservePort(): Promise<ReservedPort> {
-  const server = createServer();
+  const server = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", resolve);

@@ -175,14 +175,25 @@ interface Run {
   stderr: string;
 }
 
-/** Runs one shell line as a user would type it, from the repository root; its output also goes to the log. */
+/**
+ * Runs one shell line as a user would type it, from the repository root; its output also goes to the log. It
+ * runs in a process group of its own, and a line still running after `timeoutMs` is killed with the whole group:
+ * a process it started that outlived the shell would hold the output pipes open, and the test would wait forever.
+ */
 function sh(line: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 10 * 60_000): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", line], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", ["-c", line], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
     const run: Run = { code: null, signal: null, stdout: "", stderr: "" };
     child.stdout.on("data", (chunk: Buffer) => (run.stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (run.stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    const timer = setTimeout(() => {
+      run.stderr += `\n(killed with its process group after ${timeoutMs / 1000} s)`;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // The group has ended meanwhile.
+      }
+    }, timeoutMs);
     child.on("error", reject);
     child.on("close", (code, signal) => {
       clearTimeout(timer);
