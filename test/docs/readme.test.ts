@@ -188,11 +188,7 @@ function sh(line: string, env: NodeJS.ProcessEnv = process.env, timeoutMs = 10 *
     child.stderr.on("data", (chunk: Buffer) => (run.stderr += chunk.toString()));
     const timer = setTimeout(() => {
       run.stderr += `\n(killed with its process group after ${timeoutMs / 1000} s)`;
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // The group has ended meanwhile.
-      }
+      signalGroup(child, "SIGKILL");
     }, timeoutMs);
     child.on("error", reject);
     child.on("close", (code, signal) => {
@@ -220,6 +216,16 @@ function running(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null;
 }
 
+/** Sends `signal` to the process group `child` leads (spawned `detached`); a group already gone is left be. */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+}
+
 /**
  * Ctrl-C: SIGINT to the whole process group, as a terminal sends it; resolves when the job has ended. make
  * itself dies of the signal (as it does in a terminal), so what the job did is read from its output.
@@ -228,7 +234,7 @@ function ctrlC(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (!running(child)) return resolve();
     child.once("close", () => resolve());
-    if (child.pid !== undefined) process.kill(-child.pid, "SIGINT");
+    signalGroup(child, "SIGINT");
   });
 }
 
