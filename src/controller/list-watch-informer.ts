@@ -422,7 +422,8 @@ export class ListWatchInformer<T extends ObjectWithMeta> implements Informer<T> 
       };
       if (this.options.labelSelector !== undefined) params.labelSelector = this.options.labelSelector;
       if (this.options.fieldSelector !== undefined) params.fieldSelector = this.options.fieldSelector;
-      this.options.watcher.watch(this.options.path, params, onEvent, onDone).then(
+      // managedFields never reaches the cache (cached-objects.ts): the watcher need not parse it.
+      this.options.watcher.watch(this.options.path, params, onEvent, onDone, { withoutManagedFields: true }).then(
         (h) => {
           handle = h;
           // Accepted: a watch that stays open is following again, even if nothing changes for long.

@@ -1,5 +1,5 @@
 import type { ReadonlyDeep } from "type-fest";
-import { createHash } from "node:crypto";
+import { hash as digest } from "node:crypto";
 import type { ResolvedSpec } from "../api/defaults.js";
 import { stableJson } from "../api/json.js";
 import type { PodTemplateParts, Track } from "../api/types.js";
@@ -16,7 +16,7 @@ export function templateOf(spec: Pick<ResolvedSpec, "imageListenPort" | "pod">):
 }
 
 function hash(value: unknown): string {
-  return createHash("sha256").update(stableJson(value)).digest("hex").slice(0, 10);
+  return digest("sha256", stableJson(value), "hex").slice(0, 10);
 }
 
 /** The revision of the template besides the image. */

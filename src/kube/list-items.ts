@@ -163,9 +163,10 @@ export class ListItemReader {
  *   an array; before metadata's own managedFields, no field of metadata has a key with an array value;
  * - managedFields entries hold strings and an object of objects (fieldsV1), never an array: the member ends at
  *   the first `]` after the key, which must come before any other `[` (else: undefined);
- * - built-in kinds (items begin `{"metadata":{`) write metadata's fields in their declared order, managedFields
- *   last: the `]` is followed by `},"spec":{`, and that must be the first `"spec":{` of the item (none earlier, as
- *   a managedFields inside the spec would have);
+ * - built-in kinds (items begin `{"metadata":{`, or `{"kind":"` as a watch event's object does, its kind and
+ *   apiVersion first) write metadata's fields in their declared order, managedFields last: the `]` is followed by
+ *   `},"spec":{`, and that must be the first `"spec":{` of the item (none earlier, as a managedFields inside the
+ *   spec would have);
  * - custom resources (items begin `{"apiVersion":`) write keys sorted: managedFields is followed by metadata's
  *   `"name"`, which must be the first `"name":"` of the item (one earlier, e.g. a label `name`, or the metadata
  *   name itself when the managedFields found is in the spec: undefined).
@@ -175,7 +176,7 @@ export function managedFieldsBytes(item: Buffer): { from: number; to: number } |
   if (from < 0) return undefined;
   const open = from + MANAGED_FIELDS_KEY.length;
   let close: number;
-  if (startsWith(item, BUILT_IN_START)) {
+  if (startsWith(item, BUILT_IN_START) || startsWith(item, WATCHED_BUILT_IN_START)) {
     const at = item.indexOf(BUILT_IN_AFTER, open);
     if (at < 0 || item.indexOf(SPEC_KEY) !== at + 3) return undefined;
     close = at;
@@ -199,6 +200,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 const MANAGED_FIELDS_KEY = Buffer.from(',"managedFields":[');
 const BUILT_IN_START = Buffer.from('{"metadata":{');
+const WATCHED_BUILT_IN_START = Buffer.from('{"kind":"');
 const BUILT_IN_AFTER = Buffer.from(']},"spec":{');
 const SPEC_KEY = Buffer.from('"spec":{');
 const CUSTOM_START = Buffer.from('{"apiVersion":');

@@ -3,6 +3,7 @@
  * controller's `KubeRest` (src/kube/rest.ts) and client-node's stream (src/kube/watch.ts) implement these; the
  * informers (src/controller/) consume them.
  */
+import type { WatchReadOptions } from "./watch-stream.js";
 
 /** A list response's own metadata: what is left of it once its items are handed over. */
 export interface ListedMeta {
@@ -27,12 +28,16 @@ export async function handedEach<T>(list: Promise<ObjectList<T>>, each: (item: T
   return rest;
 }
 
-/** Streams watch events; client-node's `Watch` satisfies it. */
+/**
+ * Streams watch events; client-node's `Watch` satisfies it (it takes no `options`: its events keep their
+ * managedFields, which the informer then drops).
+ */
 export interface Watcher {
   watch(
     path: string,
     queryParams: Record<string, string | number | boolean | undefined>,
     callback: (type: string, object: unknown) => void,
     done: (err: unknown) => void,
+    options?: WatchReadOptions,
   ): Promise<{ abort(): void }>;
 }

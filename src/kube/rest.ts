@@ -19,7 +19,7 @@ import {
 import { Http2Watches, http2FromEnv, type Http2Settings, type Http2Tls } from "./http2-watches.js";
 import { apiError, decoded, readText } from "./responses.js";
 import { Transports } from "./transport.js";
-import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS, type OpenedWatch } from "./watch-stream.js";
+import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS, type OpenedWatch, type WatchReadOptions } from "./watch-stream.js";
 
 // Taken as CommonJS objects, not imported: an ES `import` of node:http reads every export of it, and its lazy
 // `WebSocket` export loads Node's bundled undici (about 12 MiB of RSS the controller never uses, ADR 0017).
@@ -266,6 +266,7 @@ export class KubeRest implements Watcher {
     queryParams: Query,
     callback: (type: string, object: unknown) => void,
     done: (err: unknown) => void,
+    options?: WatchReadOptions,
   ): Promise<{ abort(): void }> {
     const target = withQuery(path, { ...queryParams, watch: true });
     return Promise.resolve(
@@ -284,6 +285,7 @@ export class KubeRest implements Watcher {
         callback,
         done,
         this.#watchInactivityTimeoutMs,
+        options,
       ),
     );
   }

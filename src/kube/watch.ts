@@ -3,7 +3,7 @@ import { STATUS_CODES } from "node:http";
 import { HttpMethod, RequestContext, type KubeConfig } from "@kubernetes/client-node";
 import { fetch } from "undici";
 import type { Watcher } from "./list-watch.js";
-import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS } from "./watch-stream.js";
+import { streamWatch, WATCH_INACTIVITY_TIMEOUT_MS, type WatchReadOptions } from "./watch-stream.js";
 
 export { WATCH_INACTIVITY_TIMEOUT_MS, WatchRequestError } from "./watch-stream.js";
 
@@ -23,6 +23,7 @@ export class StreamWatch implements Watcher {
     queryParams: Record<string, string | number | boolean | undefined>,
     callback: (type: string, object: unknown) => void,
     done: (err: unknown) => void,
+    options?: WatchReadOptions,
   ): Promise<{ abort(): void }> {
     const cluster = this.kubeConfig.getCurrentCluster();
     if (cluster === null) throw new Error("watch: the kubeconfig has no current cluster");
@@ -51,6 +52,7 @@ export class StreamWatch implements Watcher {
       callback,
       done,
       this.inactivityTimeoutMs,
+      options,
     );
   }
 }

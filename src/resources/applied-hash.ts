@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash as digest } from "node:crypto";
 import { stableJson } from "../api/json.js";
 
 export { stableJson };
@@ -17,7 +17,7 @@ interface WithMeta {
 
 /** A copy of `desired` carrying the hash of its own content. */
 export function withAppliedHash<T extends WithMeta>(desired: T): T {
-  const hash = createHash("sha256").update(stableJson(desired)).digest("hex").slice(0, 16);
+  const hash = digest("sha256", stableJson(desired), "hex").slice(0, 16);
   return {
     ...desired,
     metadata: {

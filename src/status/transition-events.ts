@@ -5,7 +5,7 @@
  * next reconcile tells them again. Each Event is named after (transition time, number, index, app uid), so telling it
  * twice is a 409 the recorder ignores: at least once, never twice.
  */
-import { createHash } from "node:crypto";
+import { hash as digest } from "node:crypto";
 import type { CanaryApp, CanaryAppStatus, TransitionEvents } from "../api/types.js";
 import type { PlannedEvent } from "../rollout/types.js";
 
@@ -67,6 +67,6 @@ export function eventName(app: CanaryApp, seq: number, index: number, at: string
   const ms = Date.parse(at);
   const nanos = BigInt(Number.isNaN(ms) ? 0 : ms) * 1_000_000n + BigInt((seq % 1000) * 1000 + index);
   const time = nanos.toString(16).padStart(16, "0");
-  const hash = createHash("sha256").update(identity).digest("hex").slice(0, 8);
+  const hash = digest("sha256", identity, "hex").slice(0, 8);
   return `${name.slice(0, 253 - 25)}.${time}${hash}`;
 }

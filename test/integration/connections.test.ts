@@ -23,6 +23,7 @@ import { isFallback, readKubeConfig } from "../../src/kube/kubeconfig.js";
 import { managedFieldsBytes } from "../../src/kube/list-items.js";
 import { KubeRest, resourcePath } from "../../src/kube/rest.js";
 import { StreamWatch } from "../../src/kube/watch.js";
+import { watchEventManagedFields } from "../../src/kube/watch-stream.js";
 import { createTestNamespace, testKubeConfig, testKubeConfigPath } from "../support/kube.js";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
 
@@ -250,6 +251,97 @@ describe("connections to the API server", () => {
       }
     });
   }
+
+  test("watch events read as the API server's lines less managedFields, cut out before parsing (built-in and custom)", async () => {
+    const read = readKubeConfig(testKubeConfigPath());
+    assert.ok(!isFallback(read));
+    const watched = await createTestNamespace(testKubeConfig(), "watched");
+    const api = new KubeRest(read);
+    const refs = [
+      { group: "", version: "v1", plural: "services", namespace: watched },
+      { group: "canaryapp.io", version: "v1alpha1", plural: "canaryapps", namespace: watched },
+    ] as const;
+    const body = (plural: string, name: string, image: string) =>
+      plural === "services"
+        ? {
+            apiVersion: "v1",
+            kind: "Service",
+            metadata: { name, labels: { app: name }, annotations: { image } },
+            spec: { ports: [{ port: 80 }], selector: { app: name } },
+          }
+        : {
+            apiVersion: "canaryapp.io/v1alpha1",
+            kind: "CanaryApp",
+            metadata: { name, labels: { app: name } },
+            spec: { image, imageListenPort: 8080, replicas: 1, testReplicas: 1 },
+          };
+    const handles: { abort(): void }[] = [];
+    try {
+      for (const ref of refs) {
+        const path = resourcePath(ref);
+        // The raw lines, as the API server writes them...
+        const auth = await read.authenticate();
+        const lines: string[] = [];
+        let pending = "";
+        const raw = httpsRequest(new URL(`${read.server}${path}?watch=true`), { ...read.tls, headers: auth });
+        raw.on("response", (res) => {
+          res.setEncoding("utf8");
+          res.on("data", (text: string) => {
+            pending += text;
+            const parts = pending.split("\n");
+            pending = parts.pop() ?? "";
+            lines.push(...parts.filter((l) => l !== ""));
+          });
+        });
+        raw.end();
+        handles.push({ abort: () => raw.destroy() });
+        // ...and the events the controller's client hands over from the same changes.
+        const events: [string, unknown][] = [];
+        handles.push(
+          await api.watch(
+            path,
+            {},
+            (type, object) => events.push([type, object]),
+            () => undefined,
+            {
+              withoutManagedFields: true,
+            },
+          ),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        for (const name of ["a", "b", "c"]) {
+          await api.apply({ ...ref, name }, body(ref.plural, name, "app:v1"), { fieldManager: "canaryapp" });
+        }
+        await api.apply({ ...ref, name: "b" }, body(ref.plural, "b", "app:v2"), { fieldManager: "canaryapp" });
+        await api.delete({ ...ref, name: "c" });
+        await waitFor(
+          `${ref.plural}: 5 events both ways`,
+          () => Promise.resolve(lines.length >= 5 && events.length >= 5 ? true : undefined),
+          {
+            timeoutMs: 10_000,
+          },
+        );
+        assert.deepEqual(
+          lines.map((l) => (JSON.parse(l) as { type: string }).type),
+          ["ADDED", "ADDED", "ADDED", "MODIFIED", "DELETED"],
+        );
+        // Every line carries managedFields, and its layout proves where: none is parsed.
+        for (const line of lines) {
+          assert.ok(line.includes('"managedFields":['), line);
+          assert.ok(watchEventManagedFields(Buffer.from(line)) !== undefined, line);
+        }
+        const expected = lines.map((line) => {
+          const event = JSON.parse(line) as { type: string; object: { metadata: { managedFields?: unknown } } };
+          delete event.object.metadata.managedFields;
+          return [event.type, event.object];
+        });
+        assert.deepEqual(events, expected);
+      }
+    } finally {
+      for (const handle of handles) handle.abort();
+      await api.close();
+    }
+  });
 
   test("a watch the server refuses reports its status", async () => {
     const kc = loadKubeConfig(testKubeConfigPath());
