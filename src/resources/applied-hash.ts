@@ -69,18 +69,38 @@ function isClosed(path: readonly string[]): boolean {
  * quantities and compare by value.
  */
 export function isSubset(want: unknown, have: unknown, path: readonly string[] = []): boolean {
+  return subset(want, have, [...path]);
+}
+
+/** {@link isSubset} with the path as one stack, pushed and popped as the walk goes: nothing is allocated per value. */
+function subset(want: unknown, have: unknown, path: string[]): boolean {
   if (Array.isArray(want)) {
-    return (
-      Array.isArray(have) && want.length === have.length && want.every((w, i) => isSubset(w, have[i], [...path, "[]"]))
-    );
+    if (!Array.isArray(have) || want.length !== have.length) return false;
+    path.push("[]");
+    for (let i = 0; i < want.length; i++) {
+      if (!subset(want[i], have[i], path)) {
+        path.pop();
+        return false;
+      }
+    }
+    path.pop();
+    return true;
   }
   if (want !== null && typeof want === "object") {
     if (have === null || typeof have !== "object" || Array.isArray(have)) return false;
     const record = have as Record<string, unknown>;
-    if (isClosed(path) && Object.keys(record).some((key) => !(key in want))) return false;
-    return Object.entries(want).every(
-      ([key, value]) => value === undefined || isSubset(value, record[key], [...path, key]),
-    );
+    const wanted = want as Record<string, unknown>;
+    // Plain JSON objects: `for…in` walks exactly their own keys.
+    if (isClosed(path)) for (const key in record) if (!(key in wanted)) return false;
+    for (const key in wanted) {
+      const value = wanted[key];
+      if (value === undefined) continue;
+      path.push(key);
+      const same = subset(value, record[key], path);
+      path.pop();
+      if (!same) return false;
+    }
+    return true;
   }
   if (want === have) return true;
   // The API server omits a false boolean (omitempty), e.g. a Deployment's spec.paused.
