@@ -147,10 +147,7 @@ export class ListItemReader {
   }
 
   #trimmed(item: unknown): unknown {
-    if (this.options.withoutManagedFields === true && isRecord(item) && isRecord(item["metadata"])) {
-      delete item["metadata"]["managedFields"];
-    }
-    return item;
+    return this.options.withoutManagedFields === true ? withoutManagedFields(item) : item;
   }
 }
 
@@ -192,6 +189,16 @@ export function managedFieldsBytes(item: Buffer): { from: number; to: number } |
 
 function startsWith(bytes: Buffer, prefix: Buffer): boolean {
   return bytes.length >= prefix.length && bytes.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
+}
+
+/**
+ * `obj` with its `metadata.managedFields` deleted (in place: a parsed answer nobody else holds), whatever `obj` is:
+ * anything without a metadata object is left as it is. The one place the field is dropped after parsing (list
+ * items, watch events, objects about to be cached).
+ */
+export function withoutManagedFields<T>(obj: T): T {
+  if (isRecord(obj) && isRecord(obj["metadata"])) delete obj["metadata"]["managedFields"];
+  return obj;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { managedFieldsBytes } from "./list-items.js";
+import { managedFieldsBytes, withoutManagedFields as withoutManagedFieldsOf } from "./list-items.js";
 
 /**
  * How long a watch may stay silent before the client gives up on it: the last resort, for a watch whose
@@ -175,10 +175,7 @@ export function parsedWatchEvent(
     }
   }
   const event = parsedEvent(line);
-  if (withoutManagedFields && event !== undefined) {
-    const metadata = (event.object as { metadata?: { managedFields?: unknown } } | null | undefined)?.metadata;
-    if (typeof metadata === "object" && metadata !== null) delete metadata.managedFields;
-  }
+  if (withoutManagedFields && event !== undefined) withoutManagedFieldsOf(event.object);
   return event;
 }
 

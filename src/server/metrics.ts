@@ -201,10 +201,11 @@ export class ControllerMetrics {
    * hash is then not made again for every request.
    */
   observeApiRequest(kind: string, verb: string, seconds: number, ok: boolean): void {
-    const key = `${kind}\u0000${verb}\u0000${ok ? "ok" : "error"}`;
+    const result = ok ? "ok" : "error";
+    const key = `${kind}\u0000${verb}\u0000${result}`;
     let series = this.apiRequestSeries.get(key);
     if (series === undefined) {
-      series = this.apiRequestDuration.labels({ kind, verb, result: ok ? "ok" : "error" });
+      series = this.apiRequestDuration.labels({ kind, verb, result });
       this.apiRequestSeries.set(key, series);
     }
     series.observe(seconds);
