@@ -165,7 +165,7 @@ dashboard-screenshots: build chromium ## Screenshots of `kubectl canaryapp dashb
 	$(ALONE) node dist/e2e/cluster/with-cluster.js --profile cluster -- node dist/e2e/dashboard-screenshots.js
 
 .PHONY: bench
-bench: build ## Run the benchmarks, the scale table beside its floor (JSON: bench/results/ or BENCH_JSON; BENCH_APPS=1000,5000 the sizes, BENCH_ONLY=scale|scrape|planner|rollout|capacity|churn one part, BENCH_CHAOS=1, BENCH_SHARDS=1 the sharded replicas; churn, only with BENCH_ONLY=churn or BENCH_CHURN=1: 3 sharded replicas, one SIGKILLed and one added while apps roll out, BENCH_CHURN_APPS=5000 apps of which BENCH_CHURN_ROLLING=200 roll out)
+bench: build ## Run the benchmarks, the scale table beside its floor (JSON: bench/results/ or BENCH_JSON; BENCH_APPS=1000,5000 the sizes, BENCH_ONLY=scale|scrape|planner|rollout|capacity|churn|floor one part (floor: the floor script alone under V8's defaults and under the controller's flags, BENCH_FLOOR_ROUNDS=3 rounds), BENCH_CHAOS=1, BENCH_SHARDS=1 the sharded replicas; churn, only with BENCH_ONLY=churn or BENCH_CHURN=1: 3 sharded replicas, one SIGKILLed and one added while apps roll out, BENCH_CHURN_APPS=5000 apps of which BENCH_CHURN_ROLLING=200 roll out)
 	node --expose-gc dist/bench/run.js
 
 .PHONY: bench-dashboard

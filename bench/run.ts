@@ -14,6 +14,7 @@ import { benchScrape, formatScrape, type ScrapeResult } from "./scrape.js";
 import { benchScale, formatScaleTable, scaleFloor, type ScaleResult } from "./scale.js";
 import { benchShards, formatShards, type ShardsResult } from "./shards.js";
 import { benchChurn, type ChurnResult } from "./churn.js";
+import { benchFloorFlags, formatFloorFlags, type FloorFlagsResult } from "./floor-flags.js";
 import { formatChurn } from "./churn-report.js";
 
 /** The sizes of the scale table (BENCH_APPS, comma-separated), each measured on a control plane of its own. */
@@ -35,6 +36,14 @@ if (
 ) {
   throw new Error("BENCH_CHURN_APPS, BENCH_CHURN_ROLLING: not app counts (rolling at least 1 and at most the apps)");
 }
+/**
+ * The floor alone under V8's defaults and under the controller's flags (bench/floor-flags.ts): only with
+ * BENCH_ONLY=floor, at each size of BENCH_APPS, BENCH_FLOOR_ROUNDS rounds (default 3).
+ */
+const floorRounds = Number(process.env["BENCH_FLOOR_ROUNDS"] ?? 3);
+if (only === "floor" && (!Number.isInteger(floorRounds) || floorRounds < 1)) {
+  throw new Error("BENCH_FLOOR_ROUNDS: not a number of rounds");
+}
 /** Rollouts per latency figure (BENCH_ROLLOUTS shortens a run; default 5 for the rollout, 3 per capacity mode). */
 const rollouts = process.env["BENCH_ROLLOUTS"] === undefined ? undefined : Number(process.env["BENCH_ROLLOUTS"]);
 
@@ -54,6 +63,7 @@ const figures: {
   scale?: ScaleResult[];
   shards?: ShardsResult;
   churn?: ChurnResult;
+  floorFlags?: FloorFlagsResult[];
   chaos?: ChaosReport[];
 } = { date, machine: machine(), apps: appCounts };
 
@@ -140,6 +150,16 @@ if (runs("scale")) {
     } finally {
       await plane.stop();
     }
+  }
+}
+
+// Optional: the floor under two flag sets.
+if (only === "floor") {
+  figures.floorFlags = [];
+  for (const apps of appCounts) {
+    const result = await benchFloorFlags(apps, floorRounds);
+    figures.floorFlags.push(result);
+    for (const line of formatFloorFlags(result)) console.log(line);
   }
 }
 

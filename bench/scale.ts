@@ -223,7 +223,8 @@ export function formatScaleTable(result: ScaleResult): string {
   return lines.join("\n");
 }
 
-const median = (values: number[]): number => {
+/** The middle value of `values` (the mean of the two middle ones for an even count); 0 for none. */
+export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;

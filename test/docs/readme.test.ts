@@ -16,6 +16,7 @@ import { existsSync } from "node:fs";
 import { after, describe, test } from "node:test";
 import { findRepoRoot } from "../../e2e/cluster/toolchain.js";
 import { waitFor } from "../../e2e/cluster/wait.js";
+import { controllerNodeFlags } from "../../src/node-flags.js";
 import { INVARIANTS } from "../chaos/invariants.js";
 import { readmeCommands } from "./readme-commands.js";
 
@@ -424,6 +425,45 @@ describe("README commands", () => {
     for (const figure of ["secondsToAllChildren", "writesPerNewApp", "requestsPerApp"]) {
       assert.ok((table[figure]?.floor ?? 0) > 0 && (table[figure]?.ratio ?? 0) > 0, figure);
     }
+  });
+
+  test("make bench with BENCH_ONLY=floor runs the floor under V8's defaults and under the controller's flags", async () => {
+    const json = join(await mkdtemp(join(tmpdir(), "canaryapp-bench-floor-")), "floor.json");
+    const run = await sh("make bench", {
+      ...process.env,
+      BENCH_ONLY: "floor",
+      BENCH_APPS: "20",
+      BENCH_FLOOR_ROUNDS: "1",
+      BENCH_JSON: json,
+    });
+    show("make bench (BENCH_ONLY=floor, BENCH_APPS=20, BENCH_FLOOR_ROUNDS=1)", run.stdout);
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(run.stdout.includes("floor under two flag sets, 20 apps, rounds: 1"), run.stdout);
+    const written = JSON.parse(await readFile(json, "utf8")) as {
+      scale?: unknown;
+      floorFlags?: {
+        apps: number;
+        controllerFlags: string[];
+        runs: { flags: string; nodeFlags: string[]; result: { cpuMsPerApp: number; writesPerApp: number } }[];
+        medianCpuMsPerApp: { defaults: number; controller: number; ratio: number };
+      }[];
+    };
+    assert.equal(written.scale, undefined, "only the floor ran");
+    const [floor] = written.floorFlags ?? [];
+    assert.equal(floor?.apps, 20);
+    // Each process reported the flags it ran under: none, then the controller's own.
+    assert.deepEqual(
+      floor?.runs.map((r) => [r.flags, r.nodeFlags]),
+      [
+        ["defaults", []],
+        ["controller", controllerNodeFlags()],
+      ],
+    );
+    for (const r of floor?.runs ?? []) {
+      assert.equal(r.result.writesPerApp, 7, "the floor's writes: six applies and one status write");
+      assert.ok(r.result.cpuMsPerApp > 0);
+    }
+    assert.ok((floor?.medianCpuMsPerApp.ratio ?? 0) > 0);
   });
 
   /**
