@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 import { startControlPlane } from "../e2e/cluster/index.js";
 import { controllerNodeFlags } from "../src/node-flags.js";
 import type { FloorResult } from "./floor.js";
-import { median } from "./scale.js";
+import { median, ratio, round } from "./scale.js";
 
 const FLOOR_MAIN = fileURLToPath(new URL("./floor-main.js", import.meta.url));
 
@@ -62,19 +62,9 @@ export async function benchFloorFlags(apps: number, rounds: number): Promise<Flo
     }
   }
   const of = (flags: FloorRun["flags"]) =>
-    Math.round(median(runs.filter((r) => r.flags === flags).map((r) => r.result.cpuMsPerApp)) * 100) / 100;
-  const defaults = of("defaults");
-  const controller = of("controller");
-  return {
-    apps,
-    controllerFlags,
-    runs,
-    medianCpuMsPerApp: {
-      defaults,
-      controller,
-      ratio: defaults > 0 ? Math.round((controller / defaults) * 100) / 100 : 0,
-    },
-  };
+    round(median(runs.filter((r) => r.flags === flags).map((r) => r.result.cpuMsPerApp)), 2);
+  const { value: controller, floor: defaults, ratio: times } = ratio(of("controller"), of("defaults"));
+  return { apps, controllerFlags, runs, medianCpuMsPerApp: { defaults, controller, ratio: times } };
 }
 
 /** The lines `make bench` prints for it. */

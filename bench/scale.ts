@@ -91,12 +91,14 @@ export interface RestartRun {
 /** Warm restarts per scale run; the table gives their median. */
 export const RESTARTS = 3;
 
-const ratio = (value: number, floor: number) => ({
+/** A figure beside its floor, and their ratio to two decimals (0 without a floor). */
+export const ratio = (value: number, floor: number) => ({
   value,
   floor,
   ratio: floor > 0 ? Math.round((value / floor) * 100) / 100 : 0,
 });
-const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+/** `n` to `digits` decimals. */
+export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /**
  * Many CanaryApps against one controller process with its default flags, as it runs in a cluster, beside
